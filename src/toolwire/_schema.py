@@ -1,0 +1,320 @@
+"""Typed Python functions to JSON Schema plus a validator, and validation errors a model can act on.
+
+A function's parameters become a `TypedDict` validated by one Pydantic `TypeAdapter`: validation
+yields the keyword arguments directly (no model instance to unpack), and parameters the model left
+out fall back to the function's own defaults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import sys
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, NotRequired, Required, get_args, get_origin
+
+import docstring_parser
+import pydantic
+import pydantic_core
+import typing_extensions
+from pydantic.json_schema import GenerateJsonSchema
+
+from .errors import ArgumentProblem
+
+__all__ = [
+    "FunctionSignature",
+    "describe_received",
+    "inspect_function",
+    "is_async_callable",
+    "problems_from_validation_error",
+    "value_schema",
+]
+
+
+class _NoFieldTitles(GenerateJsonSchema):
+    # Pydantic titles every field after its name ("City" for `city`): noise in a model's context.
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSignature:
+    """What toolwire learned from a function's signature and docstring.
+
+    Attributes:
+        description: The docstring's summary and body, without the parameter sections.
+        parameters: The JSON Schema of the arguments the model provides.
+        adapter: Validates a JSON string or a mapping into keyword arguments.
+        context_param: The parameter that receives the `ToolContext`, if any.
+        positional: Positional-only parameters, passed by position in this order.
+        is_async: Whether calling the function returns an awaitable.
+        output_schema: The JSON Schema of an object return type, else `None`.
+    """
+
+    description: str
+    parameters: dict[str, Any]
+    adapter: pydantic.TypeAdapter[dict[str, Any]]
+    context_param: str | None
+    positional: tuple[str, ...]
+    is_async: bool
+    output_schema: dict[str, Any] | None
+
+
+def _is_context_type(hint: Any, context_type: type) -> bool:
+    if hint is context_type:
+        return True
+    origin = get_origin(hint)
+    if origin is Annotated:
+        return _is_context_type(get_args(hint)[0], context_type)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in get_args(hint) if a is not type(None)]
+        return len(args) == 1 and _is_context_type(args[0], context_type)
+    return False
+
+
+def _docstring(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    raw = inspect.getdoc(fn)
+    if not raw:
+        return "", {}
+    parsed = docstring_parser.parse(raw)
+    parts = [p for p in (parsed.short_description, parsed.long_description) if p]
+    params = {p.arg_name: " ".join(p.description.split()) for p in parsed.params if p.description}
+    return "\n\n".join(parts), params
+
+
+_UPGRADED: dict[Any, Any] = {}
+
+
+def _upgrade_typeddicts(hint: Any, depth: int = 0) -> Any:
+    """Replace `typing.TypedDict` classes inside a hint with `typing_extensions` clones.
+
+    Pydantic refuses `typing.TypedDict` before Python 3.12, yet users write it; the clone has the
+    same keys, requiredness, types and docstring, and validates to the same plain dict.
+    """
+    if sys.version_info >= (3, 12) or depth > 20:
+        return hint
+    if typing_extensions.is_typeddict(hint) and type(hint).__module__ == "typing":
+        found = _UPGRADED.get(hint)
+        if found is None:
+            fields = {
+                key: (Required if key in hint.__required_keys__ else NotRequired)[
+                    _upgrade_typeddicts(value, depth + 1)
+                ]
+                for key, value in typing.get_type_hints(hint, include_extras=True).items()
+            }
+            found: Any = typing_extensions.TypedDict(hint.__name__, fields)  # pyright: ignore[reportCallIssue, reportArgumentType]
+            found.__doc__ = hint.__doc__
+            found.__module__ = hint.__module__
+            _UPGRADED[hint] = found
+        return found
+    origin = get_origin(hint)
+    args = get_args(hint)
+    if origin is None or not args or origin is typing.Literal:
+        return hint
+    new_args = tuple(_upgrade_typeddicts(a, depth + 1) for a in args)
+    if new_args == args:
+        return hint
+    if origin is Annotated:
+        return Annotated[new_args[0], *hint.__metadata__]
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[new_args]  # noqa: UP007 - rebuilds any union, both spellings
+    if isinstance(hint, types.GenericAlias):
+        return types.GenericAlias(origin, new_args)
+    return hint.copy_with(new_args)
+
+
+def _has_field_description(hint: Any) -> bool:
+    if get_origin(hint) is not Annotated:
+        return False
+    return any(
+        isinstance(m, pydantic.fields.FieldInfo) and m.description for m in get_args(hint)[1:]
+    )
+
+
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    # An object whose __call__ is `async def` is as async as a coroutine function.
+    call = type(fn).__call__ if not inspect.isroutine(fn) else None  # pyright: ignore[reportUnknownMemberType]
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
+def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSignature:
+    """Build the argument schema and validator of a typed function.
+
+    Raises:
+        TypeError: a parameter has no type hint, is `*args`/`**kwargs`, or a hint cannot be resolved
+            or turned into a schema.
+    """
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"Cannot read the signature of {name}: {exc}") from exc
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise TypeError(f"Cannot resolve the type hints of {name}: {exc}") from exc
+
+    description, param_docs = _docstring(fn)
+    fields: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    context_param: str | None = None
+    positional: list[str] = []
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(
+                f"{name}: parameter {param.name!r} is *args/**kwargs; a tool's parameters must "
+                "be named so the model can fill them"
+            )
+        if param.name not in hints:
+            raise TypeError(f"{name}: parameter {param.name!r} has no type hint")
+        hint = _upgrade_typeddicts(hints[param.name])
+        if _is_context_type(hint, context_type):
+            context_param = param.name
+            continue
+        if param.kind is param.POSITIONAL_ONLY:
+            positional.append(param.name)
+        doc = param_docs.get(param.name)
+        if doc and not _has_field_description(hint):
+            hint = Annotated[hint, pydantic.Field(description=doc)]
+        if param.default is param.empty:
+            fields[param.name] = Required[hint]
+        else:
+            fields[param.name] = NotRequired[hint]
+            defaults[param.name] = param.default
+
+    td_name = f"{getattr(fn, '__name__', 'tool')}_arguments"
+    typed_dict: Any = typing_extensions.TypedDict(td_name, fields)  # pyright: ignore[reportCallIssue, reportArgumentType]
+    typed_dict.__pydantic_config__ = pydantic.ConfigDict(extra="forbid")
+    try:
+        adapter: pydantic.TypeAdapter[dict[str, Any]] = pydantic.TypeAdapter(typed_dict)
+        parameters = adapter.json_schema(schema_generator=_NoFieldTitles)
+    except pydantic.PydanticUserError as exc:
+        raise TypeError(f"{name}: cannot build a schema for its parameters: {exc}") from exc
+    except pydantic_core.SchemaError as exc:
+        raise TypeError(f"{name}: cannot build a schema for its parameters: {exc}") from exc
+    parameters.pop("title", None)
+    parameters.setdefault("properties", {})
+    for key, value in defaults.items():
+        # A default that is not JSON stays out of the schema; Python still applies it.
+        with contextlib.suppress(pydantic_core.PydanticSerializationError):
+            parameters["properties"][key]["default"] = pydantic_core.to_jsonable_python(value)
+
+    return FunctionSignature(
+        description=description,
+        parameters=parameters,
+        adapter=adapter,
+        context_param=context_param,
+        positional=tuple(positional),
+        is_async=is_async_callable(fn),
+        output_schema=_output_schema(hints.get("return", inspect.Signature.empty)),
+    )
+
+
+_PLAIN_RETURNS: tuple[Any, ...] = (
+    inspect.Signature.empty,
+    None,
+    type(None),
+    str,
+    bytes,
+    Any,
+    object,
+)
+
+
+def _output_schema(hint: Any) -> dict[str, Any] | None:
+    """The JSON Schema of a structured (object) return type, for MCP's `outputSchema`."""
+    if get_origin(hint) is Annotated:
+        hint = get_args(hint)[0]
+    if hint in _PLAIN_RETURNS or get_origin(hint) in (typing.Union, types.UnionType):
+        return None
+    if isinstance(hint, type) and hint.__name__ == "ToolResult":
+        return None
+    try:
+        schema = value_schema(hint)
+    except (pydantic.PydanticUserError, pydantic_core.SchemaError, TypeError):
+        return None
+    if schema.get("type") != "object" or (
+        "additionalProperties" in schema and "properties" not in schema
+    ):
+        return None
+    return schema
+
+
+def value_schema(hint: Any) -> dict[str, Any]:
+    """The JSON Schema of any type Pydantic understands (models, TypedDicts, dataclasses...)."""
+    return pydantic.TypeAdapter(hint).json_schema(schema_generator=_NoFieldTitles)
+
+
+_JSON_TYPE_NAMES: dict[type, str] = {
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    dict: "object",
+    list: "array",
+    type(None): "null",
+}
+
+
+def _preview(value: Any, depth: int) -> str:
+    # Bounded in depth and breadth, so hostile input (deep or huge) renders in constant time.
+    if isinstance(value, str):
+        return json.dumps(value[:80], ensure_ascii=False)
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)
+    if isinstance(value, Mapping):
+        if depth >= 2:
+            return "{...}"
+        items = list(typing.cast(Mapping[Any, Any], value).items())
+        inner = [f"{json.dumps(str(k)[:40])}: {_preview(v, depth + 1)}" for k, v in items[:4]]
+        return "{" + ", ".join(inner) + (", ..." if len(items) > 4 else "") + "}"
+    if isinstance(value, list | tuple):
+        if depth >= 2:
+            return "[...]"
+        seq = typing.cast(list[Any], value)
+        inner = [_preview(v, depth + 1) for v in seq[:4]]
+        return "[" + ", ".join(inner) + (", ..." if len(seq) > 4 else "") + "]"
+    return f"<{type(value).__name__}>"
+
+
+def describe_received(value: Any, limit: int = 60) -> str:
+    """A short rendering of a value with its JSON type, e.g. `"abc" (string)` or `null`."""
+    if value is None:
+        return "null"
+    value_type: type = type(value)  # pyright: ignore[reportUnknownVariableType]
+    kind = _JSON_TYPE_NAMES.get(value_type, value_type.__name__)
+    text = _preview(value, 0)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{text} ({kind})"
+
+
+_MESSAGES: dict[str, str] = {
+    "missing": "required property is missing",
+    "extra_forbidden": "unexpected property (not allowed by the schema)",
+}
+
+
+def problems_from_validation_error(error: pydantic.ValidationError) -> list[ArgumentProblem]:
+    """Turn Pydantic's errors into toolwire's `ArgumentProblem`s."""
+    problems: list[ArgumentProblem] = []
+    for item in error.errors(include_url=False, include_context=False):
+        kind = item["type"]
+        if kind == "json_invalid":
+            problems.append(
+                ArgumentProblem((), f"the arguments are not valid JSON: {item['msg'][14:]}")
+            )
+            continue
+        path = tuple(item["loc"])
+        message = _MESSAGES.get(kind) or _lower_first(item["msg"])
+        received = None if kind == "missing" else describe_received(item.get("input"))
+        problems.append(ArgumentProblem(path, message, received))
+    return problems
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text else text

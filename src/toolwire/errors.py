@@ -1,0 +1,251 @@
+"""Every exception toolwire raises, in one tree.
+
+```
+ToolwireError                     base of everything below
+├── ToolError                     a tool failed; its message is what the model sees
+│   ├── ToolArgumentsError        the model's arguments did not validate (never retried)
+│   └── ToolTimeoutError          the call ran past its time limit (retryable)
+├── RetryableError                a transient failure worth another attempt (carries retry_after)
+├── UnknownToolError              no tool by that name (also a LookupError)
+├── DuplicateToolError            a registry already holds that name (also a ValueError)
+├── ToolNameError                 a name providers reject (also a ValueError)
+├── SchemaError                   a JSON Schema toolwire cannot use (also a ValueError)
+├── UnsupportedError              a provider or dialect cannot do what was asked
+├── ModelError                    talking to a model went wrong
+│   ├── ModelHTTPError            the provider answered with an HTTP error (status, message)
+│   │   └── RetryableModelError   ...a 429 or 5xx: also a RetryableError, with retry_after
+│   ├── ModelResponseError        a broken answer: in-stream error, truncated stream, bad payload
+│   └── ModelRequestsForbidden    a real provider request where the caller forbade them (tests)
+└── UsageLimitExceeded            a run reached a limit and the caller asked for an exception
+```
+
+`ToolError` and its subclasses are failures fed back to the model as error results; the others are
+failures of the program around the model and reach the caller.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "ArgumentProblem",
+    "DuplicateToolError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelRequestsForbidden",
+    "ModelResponseError",
+    "RetryableError",
+    "RetryableModelError",
+    "SchemaError",
+    "ToolArgumentsError",
+    "ToolError",
+    "ToolNameError",
+    "ToolTimeoutError",
+    "ToolwireError",
+    "UnknownToolError",
+    "UnsupportedError",
+    "UsageLimitExceeded",
+]
+
+
+class ToolwireError(Exception):
+    """Base class of every toolwire error."""
+
+
+class ToolError(ToolwireError):
+    """Raise inside a tool to give the model an error result with exactly this message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentProblem:
+    """One thing wrong with a tool call's arguments.
+
+    Attributes:
+        path: Where the problem is, as keys and indexes from the root (empty for the whole input).
+        message: What was expected.
+        received: A short rendering of what came instead, or `None` when nothing came.
+    """
+
+    path: tuple[str | int, ...]
+    message: str
+    received: str | None = None
+
+    def render(self) -> str:
+        where = _render_path(self.path)
+        text = f"{where}: {self.message}"
+        if self.received is not None:
+            text += f" (received {self.received})"
+        return text
+
+
+def _render_path(path: Sequence[str | int]) -> str:
+    if not path:
+        return "arguments"
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+class ToolArgumentsError(ToolError):
+    """The arguments of a tool call did not validate.
+
+    The message lists every problem with its path, what was expected and what came, so a model can
+    correct the call.
+    """
+
+    def __init__(self, tool_name: str, problems: Sequence[ArgumentProblem]) -> None:
+        self.tool_name = tool_name
+        self.problems = tuple(problems)
+        lines = [f"Invalid arguments for tool {tool_name!r}:"]
+        lines += [f"- {p.render()}" for p in self.problems]
+        lines.append("Fix these and call the tool again.")
+        super().__init__("\n".join(lines))
+
+
+class ToolTimeoutError(ToolError):
+    """A tool call ran longer than its time limit and was cancelled."""
+
+    def __init__(self, tool_name: str, seconds: float) -> None:
+        self.tool_name = tool_name
+        self.seconds = seconds
+        super().__init__(f"Tool {tool_name!r} timed out after {seconds:g} seconds.")
+
+
+class RetryableError(ToolwireError):
+    """A transient failure (rate limit, overload, dropped connection) worth another attempt.
+
+    Attributes:
+        retry_after: Seconds the other side asked us to wait, when it said so.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class UnknownToolError(ToolwireError, LookupError):
+    """No tool has the requested name; `suggestions` holds the closest names."""
+
+    def __init__(self, name: str, available: Iterable[str]) -> None:
+        names = sorted(available)
+        self.name = name
+        self.available = tuple(names)
+        self.suggestions = tuple(difflib.get_close_matches(name, names, n=3, cutoff=0.5))
+        message = f"Unknown tool {name!r}."
+        if self.suggestions:
+            message += " Did you mean: " + ", ".join(repr(s) for s in self.suggestions) + "?"
+        elif names:
+            shown = ", ".join(repr(s) for s in names[:20])
+            message += f" Available: {shown}" + (" ..." if len(names) > 20 else "") + "."
+        else:
+            message += " No tools are available."
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class DuplicateToolError(ToolwireError, ValueError):
+    """A tool with this name is already registered."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"A tool named {name!r} is already registered.")
+
+
+class ToolNameError(ToolwireError, ValueError):
+    """A tool name that providers would reject."""
+
+
+class SchemaError(ToolwireError, ValueError):
+    """A JSON Schema toolwire cannot work with (e.g. a `$ref` that points nowhere)."""
+
+
+class UnsupportedError(ToolwireError):
+    """A provider, model or schema dialect cannot do what was asked.
+
+    Raised at build or request time instead of silently dropping or downgrading anything.
+    """
+
+
+class ModelError(ToolwireError):
+    """Base class of failures talking to a model."""
+
+
+class ModelHTTPError(ModelError):
+    """The provider answered a request with an HTTP error.
+
+    Attributes:
+        status_code: The HTTP status.
+        provider: Which provider answered.
+        body: The decoded error body, when there was one.
+    """
+
+    def __init__(
+        self,
+        status_code: int,
+        message: str,
+        *,
+        provider: str | None = None,
+        body: object = None,
+    ) -> None:
+        self.status_code = status_code
+        self.provider = provider
+        self.body = body
+        self.message = message
+        who = f"{provider} " if provider else ""
+        super().__init__(f"{who}HTTP {status_code}: {message}")
+
+
+class RetryableModelError(ModelHTTPError, RetryableError):
+    """A 429 or 5xx from a provider: worth retrying, after `retry_after` seconds when given."""
+
+    def __init__(
+        self,
+        status_code: int,
+        message: str,
+        *,
+        provider: str | None = None,
+        body: object = None,
+        retry_after: float | None = None,
+    ) -> None:
+        ModelHTTPError.__init__(self, status_code, message, provider=provider, body=body)
+        self.retry_after = retry_after
+
+
+class ModelResponseError(ModelError):
+    """The provider's answer cannot be used: an in-stream error, a cut stream, a broken payload.
+
+    Never a half-built completion passed on as complete.
+    """
+
+
+class ModelRequestsForbidden(ModelError):
+    """A real provider request was attempted where the caller forbade them (e.g. in tests)."""
+
+
+class UsageLimitExceeded(ToolwireError):
+    """A run reached one of its limits and was asked to raise rather than return partially.
+
+    Attributes:
+        limit: Which limit was reached: the run's `stop_reason` (e.g. `"token_limit"`).
+        result: The partial run result, every tool call in it answered.
+    """
+
+    def __init__(self, limit: str, message: str, result: object = None) -> None:
+        self.limit = limit
+        self.result = result
+        super().__init__(message)

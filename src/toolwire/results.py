@@ -1,0 +1,206 @@
+"""What a tool gives back: a `ToolResult` of multimodal content parts."""
+
+from __future__ import annotations
+
+import json
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+import pydantic_core
+
+from .errors import ToolError
+
+__all__ = [
+    "AudioPart",
+    "ContentPart",
+    "ImagePart",
+    "ResourceLinkPart",
+    "ResourcePart",
+    "TextPart",
+    "ToolResult",
+    "error_result",
+    "sniff_image_mime",
+    "text_result",
+    "to_result",
+]
+
+
+@dataclass(slots=True)
+class TextPart:
+    """Plain text."""
+
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(slots=True)
+class ImagePart:
+    """An image, as raw bytes or as a URL."""
+
+    data: bytes | None = None
+    url: str | None = None
+    mime_type: str = "image/png"
+    kind: Literal["image"] = "image"
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("ImagePart needs exactly one of `data` or `url`")
+
+
+@dataclass(slots=True)
+class AudioPart:
+    """Audio as raw bytes."""
+
+    data: bytes
+    mime_type: str = "audio/wav"
+    kind: Literal["audio"] = "audio"
+
+
+@dataclass(slots=True)
+class ResourcePart:
+    """An embedded resource: a URI with its contents, as text or as a binary blob."""
+
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: bytes | None = None
+    kind: Literal["resource"] = "resource"
+
+    def __post_init__(self) -> None:
+        if (self.text is None) == (self.blob is None):
+            raise ValueError("ResourcePart needs exactly one of `text` or `blob`")
+
+
+@dataclass(slots=True)
+class ResourceLinkPart:
+    """A link to a resource the caller may fetch; its contents are not included."""
+
+    uri: str
+    name: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    kind: Literal["resource_link"] = "resource_link"
+
+
+ContentPart: TypeAlias = TextPart | ImagePart | AudioPart | ResourcePart | ResourceLinkPart
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """The outcome of one tool call.
+
+    Attributes:
+        content: What the model sees, in order.
+        is_error: Whether the call failed; the content then explains why.
+        structured: The JSON-compatible value behind the content, when the tool returned data.
+        error: The exception behind an error result, kept for hooks and traces (never serialized).
+    """
+
+    content: list[ContentPart] = field(default_factory=list[ContentPart])
+    is_error: bool = False
+    structured: Any = None
+    error: BaseException | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The text parts joined by newlines; other parts are described in brackets."""
+        out: list[str] = []
+        for part in self.content:
+            if isinstance(part, TextPart):
+                out.append(part.text)
+            elif isinstance(part, ImagePart):
+                out.append(f"[image {part.url or part.mime_type}]")
+            elif isinstance(part, AudioPart):
+                out.append(f"[audio {part.mime_type}]")
+            elif isinstance(part, ResourcePart):
+                out.append(part.text if part.text is not None else f"[resource {part.uri}]")
+            else:
+                out.append(f"[resource link {part.uri}]")
+        return "\n".join(out)
+
+
+def text_result(*texts: str, structured: Any = None) -> ToolResult:
+    """A successful result made of text parts."""
+    return ToolResult(content=[TextPart(t) for t in texts], structured=structured)
+
+
+def error_result(error: BaseException | str) -> ToolResult:
+    """An error result the model can read.
+
+    A `ToolError` gives exactly its message. Any other exception gives its type and message, and is
+    kept on the result (`result.error`) for hooks and traces.
+    """
+    if isinstance(error, str):
+        return ToolResult(content=[TextPart(error)], is_error=True)
+    if isinstance(error, ToolError):
+        message = error.message
+    else:
+        detail = str(error)
+        message = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+    return ToolResult(content=[TextPart(message)], is_error=True, error=error)
+
+
+_IMAGE_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def sniff_image_mime(data: bytes) -> str | None:
+    """The MIME type of PNG, JPEG, GIF or WebP bytes, from their magic numbers; else `None`."""
+    for magic, mime in _IMAGE_SIGNATURES:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+_PARTS = (TextPart, ImagePart, AudioPart, ResourcePart, ResourceLinkPart)
+
+
+def to_result(value: Any) -> ToolResult:
+    """Turn whatever a tool returned into a `ToolResult`.
+
+    `str` becomes text; dicts, lists, Pydantic models, dataclasses and other JSON-able values become
+    JSON text plus `structured`; `bytes` become an image part (or an embedded binary resource when
+    they are not a known image format); content parts are wrapped; a `ToolResult` passes through.
+
+    Raises:
+        ToolError: the value cannot be represented as JSON.
+    """
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult(content=[TextPart(value)])
+    if value is None:
+        return ToolResult(content=[TextPart("null")], structured=None)
+    if isinstance(value, bytes | bytearray | memoryview):
+        data = bytes(typing.cast(bytes, value))
+        mime = sniff_image_mime(data)
+        if mime is not None:
+            return ToolResult(content=[ImagePart(data=data, mime_type=mime)])
+        part = ResourcePart(uri="data:", mime_type="application/octet-stream", blob=data)
+        return ToolResult(content=[part])
+    if isinstance(value, _PARTS):
+        return ToolResult(content=[value])
+    if (
+        isinstance(value, list) and value and all(isinstance(p, _PARTS) for p in value)  # pyright: ignore[reportUnknownVariableType]
+    ):
+        return ToolResult(content=list(value))  # pyright: ignore[reportUnknownArgumentType]
+    structured = _jsonable(value)
+    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    return ToolResult(content=[TextPart(text)], structured=structured)
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        return pydantic_core.to_jsonable_python(value, inf_nan_mode="null", bytes_mode="base64")
+    except pydantic_core.PydanticSerializationError as exc:
+        raise ToolError(
+            f"The tool returned a value of type {type(value).__name__} that cannot be "
+            f"represented as JSON: {exc}"
+        ) from exc

@@ -1,0 +1,885 @@
+"""Tools: the `Tool` protocol, `FunctionTool`, and the `tool` decorator and factory."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, overload, runtime_checkable
+
+import anyio
+import anyio.to_thread
+import pydantic
+
+from ._dialects import CompiledSchema, Dialect, compile_dialect, strict_problem
+from ._schema import (
+    describe_received,
+    inspect_function,
+    is_async_callable,
+    problems_from_validation_error,
+)
+from ._validate import SchemaValidator
+from .errors import (
+    ArgumentProblem,
+    SchemaError,
+    ToolArgumentsError,
+    ToolError,
+    ToolTimeoutError,
+    UnsupportedError,
+)
+from .results import ToolResult, error_result, to_result
+
+__all__ = [
+    "MAX_ARGUMENT_CHARS",
+    "DefinitionDialect",
+    "FunctionTool",
+    "Tool",
+    "ToolAnnotations",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolLike",
+    "as_tool",
+    "compile_schema",
+    "tool",
+]
+
+MAX_ARGUMENT_CHARS = 1_000_000
+"""Arguments longer than this are refused before parsing: no real tool call needs a megabyte."""
+
+DefinitionDialect: TypeAlias = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnnotations:
+    """Hints about a tool's behaviour, as MCP defines them. `None` means "not said"."""
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """Given to a tool parameter annotated `ToolContext`; never part of the schema.
+
+    Attributes:
+        tool_name: The name the tool was called by.
+        call_id: The provider's id for this call, when there is one.
+        deps: Whatever the caller passed as run dependencies.
+        metadata: Free-form values for middleware and hooks to share.
+    """
+
+    tool_name: str
+    call_id: str | None = None
+    deps: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool as a provider wants it: the schema compiled for the provider's dialect.
+
+    Attributes:
+        changes: What the compiler changed or dropped to fit the dialect.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    strict: bool
+    changes: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """What toolwire needs from a tool. `FunctionTool` is the implementation `tool()` builds."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> dict[str, Any]: ...
+    @property
+    def strict(self) -> bool: ...
+    @property
+    def annotations(self) -> ToolAnnotations: ...
+    @property
+    def output_schema(self) -> dict[str, Any] | None: ...
+    @property
+    def timeout(self) -> float | None: ...
+    @property
+    def sequential(self) -> bool: ...
+    @property
+    def requires_approval(self) -> bool: ...
+    @property
+    def executable(self) -> bool: ...
+
+    def parse_args(self, raw: str | bytes | Mapping[str, Any] | None) -> Any:
+        """Validate raw arguments (a JSON string or a mapping); raise `ToolArgumentsError`."""
+        ...
+
+    async def invoke(
+        self, args: str | bytes | Mapping[str, Any] | None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Validate and run. Failures come back as error results; only cancellation raises."""
+        ...
+
+    def definition(self, dialect: DefinitionDialect) -> ToolDefinition:
+        """The provider-ready definition for a dialect."""
+        ...
+
+
+ToolLike: TypeAlias = "Tool | Callable[..., Any] | Mapping[str, Any]"
+
+
+# --- argument bindings: how validated arguments reach the implementation --------------------
+
+
+class _Binding(Protocol):
+    def validate_json(self, raw: str | bytes) -> Any: ...
+    def validate_python(self, raw: Mapping[str, Any]) -> Any: ...
+    async def call(self, args: Any, ctx: ToolContext) -> Any: ...
+
+
+def _runner(fn: Callable[..., Any], is_async: bool) -> Callable[..., Awaitable[Any]]:
+    if is_async:
+        return fn
+
+    async def in_thread(*args: Any, **kwargs: Any) -> Any:
+        # A sync tool must not block the event loop; when the call is cancelled (a timeout), the
+        # thread is abandoned since Python cannot interrupt it.
+        return await anyio.to_thread.run_sync(
+            functools.partial(fn, *args, **kwargs), abandon_on_cancel=True
+        )
+
+    return in_thread
+
+
+class _FunctionBinding:
+    __slots__ = ("_adapter", "_context_param", "_positional", "_run")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        adapter: pydantic.TypeAdapter[dict[str, Any]],
+        context_param: str | None,
+        positional: tuple[str, ...],
+        is_async: bool,
+    ) -> None:
+        self._adapter = adapter
+        self._context_param = context_param
+        self._positional = positional
+        self._run = _runner(fn, is_async)
+
+    def validate_json(self, raw: str | bytes) -> Any:
+        return self._adapter.validate_json(raw)
+
+    def validate_python(self, raw: Mapping[str, Any]) -> Any:
+        return self._adapter.validate_python(raw)
+
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        if self._context_param is not None:
+            args = {**args, self._context_param: ctx}
+        if self._positional:
+            kwargs = dict(args)
+            positional = [kwargs.pop(n) for n in self._positional if n in kwargs]
+            return await self._run(*positional, **kwargs)
+        return await self._run(**args)
+
+
+def _context_param_of(fn: Callable[..., Any]) -> str | None:
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        return None
+    for name, hint in hints.items():
+        if hint is ToolContext and name != "return":
+            return name
+    return None
+
+
+class _ExecuteBinding:
+    """An `execute` callable receiving one validated value (a model instance or a dict)."""
+
+    __slots__ = ("_context_param", "_run", "_validate_json", "_validate_python")
+
+    def __init__(
+        self,
+        execute: Callable[..., Any] | None,
+        validate_json: Callable[[str | bytes], Any],
+        validate_python: Callable[[Mapping[str, Any]], Any],
+    ) -> None:
+        self._validate_json = validate_json
+        self._validate_python = validate_python
+        self._context_param = _context_param_of(execute) if execute else None
+        self._run = _runner(execute, is_async_callable(execute)) if execute else None
+
+    def validate_json(self, raw: str | bytes) -> Any:
+        return self._validate_json(raw)
+
+    def validate_python(self, raw: Mapping[str, Any]) -> Any:
+        return self._validate_python(raw)
+
+    async def call(self, args: Any, ctx: ToolContext) -> Any:
+        if self._run is None:
+            raise ToolError(
+                f"Tool {ctx.tool_name!r} has no implementation; its calls are answered by the caller."
+            )
+        if self._context_param is not None:
+            return await self._run(args, **{self._context_param: ctx})
+        return await self._run(args)
+
+
+def _model_binding(
+    model: type[pydantic.BaseModel], execute: Callable[..., Any] | None
+) -> _ExecuteBinding:
+    return _ExecuteBinding(execute, model.model_validate_json, model.model_validate)
+
+
+def _schema_binding(
+    schema: Mapping[str, Any], execute: Callable[..., Any] | None, name: str
+) -> _ExecuteBinding:
+    validator = SchemaValidator(schema)
+
+    def validate_python(raw: Mapping[str, Any]) -> Any:
+        problems = validator.problems(raw)
+        if problems:
+            raise ToolArgumentsError(name, problems)
+        return raw
+
+    def validate_json(raw: str | bytes) -> Any:
+        return validate_python(_load_json_object(raw, name))
+
+    return _ExecuteBinding(execute, validate_json, validate_python)
+
+
+def _load_json_object(raw: str | bytes, name: str) -> Any:
+    import json
+
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ToolArgumentsError(
+            name, [ArgumentProblem((), "the arguments are nested too deeply")]
+        ) from None
+    except ValueError as exc:
+        raise ToolArgumentsError(
+            name, [ArgumentProblem((), f"the arguments are not valid JSON: {exc}")]
+        ) from None
+
+
+# --- the tool ------------------------------------------------------------------------------------
+
+
+class FunctionTool:
+    """A tool backed by a Python callable, or a schema-only tool when there is none.
+
+    Build it with `tool()`; calling the object itself calls the original function.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        parameters: Mapping[str, Any],
+        binding: _Binding,
+        executable: bool,
+        strict: bool | None = None,
+        annotations: ToolAnnotations | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        sequential: bool = False,
+        requires_approval: bool = False,
+        function: Callable[..., Any] | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError("a tool needs a non-empty name")
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"tool {name!r}: timeout must be positive, got {timeout}")
+        self._name = name
+        self._description = description
+        self._parameters = _object_schema(parameters)
+        self._binding = binding
+        self._executable = executable
+        self._annotations = annotations or ToolAnnotations()
+        self._output_schema = dict(output_schema) if output_schema is not None else None
+        self._timeout = timeout
+        self._sequential = sequential
+        self._requires_approval = requires_approval
+        self._function = function
+        self._compiled: dict[Dialect, CompiledSchema] = {}
+        self._strict = self._resolve_strict(strict)
+        # Strict mode makes optional properties required-but-nullable; a null the model sends for
+        # one of them means "not given", so it is removed before validation.
+        self._null_optional = self._strict and _has_optional_properties(self._parameters)
+
+    def _resolve_strict(self, strict: bool | None) -> bool:
+        if strict is False:
+            return False
+        problem = strict_problem(self._parameters)
+        if problem is None:
+            return True
+        if strict:
+            raise UnsupportedError(
+                f"Tool {self._name!r} asks for strict=True, but strict mode cannot express its "
+                f"schema: {problem}"
+            )
+        return False
+
+    # The protocol's attributes are read-only: a tool is immutable once built, so its compiled
+    # schemas stay valid.
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self._parameters
+
+    @property
+    def strict(self) -> bool:
+        return self._strict
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return self._annotations
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        return self._output_schema
+
+    @property
+    def timeout(self) -> float | None:
+        return self._timeout
+
+    @property
+    def sequential(self) -> bool:
+        return self._sequential
+
+    @property
+    def requires_approval(self) -> bool:
+        return self._requires_approval
+
+    @property
+    def executable(self) -> bool:
+        return self._executable
+
+    @property
+    def function(self) -> Callable[..., Any] | None:
+        """The original function, when the tool was built from one."""
+        return self._function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._function is None:
+            raise TypeError(f"tool {self._name!r} was not built from a function")
+        return self._function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool(name={self._name!r}, strict={self._strict})"
+
+    def parse_args(self, raw: str | bytes | Mapping[str, Any] | None) -> Any:
+        """Validate a call's arguments.
+
+        Args:
+            raw: A JSON object as text, an already-decoded mapping, or `None`/`""` for no arguments.
+
+        Raises:
+            ToolArgumentsError: listing every problem, with its path, what was expected and what came.
+        """
+        binding = self._binding
+        try:
+            if raw is None:
+                return binding.validate_python({})
+            if isinstance(raw, str | bytes):
+                if len(raw) > MAX_ARGUMENT_CHARS:
+                    raise ToolArgumentsError(
+                        self._name,
+                        [
+                            ArgumentProblem(
+                                (), f"the arguments are longer than {MAX_ARGUMENT_CHARS} characters"
+                            )
+                        ],
+                    )
+                if not raw.strip():
+                    return binding.validate_python({})
+                if self._null_optional:
+                    decoded = _load_json_object(raw, self._name)
+                    if isinstance(decoded, dict):
+                        decoded = _drop_optional_nulls(
+                            self._parameters, typing.cast(dict[str, Any], decoded)
+                        )
+                    return binding.validate_python(decoded)
+                return binding.validate_json(raw)
+            if isinstance(raw, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+                if self._null_optional:
+                    raw = _drop_optional_nulls(self._parameters, dict(raw))
+                return binding.validate_python(raw)
+            raise ToolArgumentsError(
+                self._name,
+                [
+                    ArgumentProblem(
+                        (), "expected a JSON object of arguments", describe_received(raw)
+                    )
+                ],
+            )
+        except pydantic.ValidationError as exc:
+            raise ToolArgumentsError(self._name, problems_from_validation_error(exc)) from None
+        except RecursionError:
+            raise ToolArgumentsError(
+                self._name, [ArgumentProblem((), "the arguments are nested too deeply")]
+            ) from None
+
+    async def invoke(
+        self, args: str | bytes | Mapping[str, Any] | None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Validate the arguments and run the tool.
+
+        Never raises for a failure of the tool: invalid arguments, a `ToolError`, any other exception
+        and a timeout all come back as error results (the exception kept on `result.error`).
+        Cancellation propagates.
+        """
+        if ctx is None:
+            ctx = ToolContext(tool_name=self._name)
+        try:
+            parsed = self.parse_args(args)
+            if self._timeout is None:
+                value = await self._binding.call(parsed, ctx)
+            else:
+                with anyio.fail_after(self._timeout):
+                    value = await self._binding.call(parsed, ctx)
+            return to_result(value)
+        except TimeoutError as exc:
+            if self._timeout is not None:
+                timeout_error = ToolTimeoutError(self._name, self._timeout)
+                timeout_error.__cause__ = exc
+                return error_result(timeout_error)
+            return error_result(exc)
+        except Exception as exc:
+            return error_result(exc)
+
+    def compiled(self, dialect: Dialect) -> CompiledSchema:
+        """This tool's schema compiled for a dialect; compiled once, then cached."""
+        found = self._compiled.get(dialect)
+        if found is None:
+            found = compile_dialect(self._parameters, dialect)
+            self._compiled[dialect] = found
+        return found
+
+    def definition(self, dialect: DefinitionDialect) -> ToolDefinition:
+        """The provider-ready definition: for `"openai"`, a strict tool compiles to `openai-strict`."""
+        return _definition(self, dialect, self.compiled)
+
+
+def _definition(
+    tool: Tool, dialect: DefinitionDialect, compile_: Callable[[Dialect], CompiledSchema]
+) -> ToolDefinition:
+    strict = tool.strict
+    if dialect == "openai":
+        target: Dialect = "openai-strict" if strict else "openai"
+    elif dialect == "openai-strict":
+        target, strict = "openai-strict", True
+    else:
+        # Anthropic's strict tool use has limits of its own (no numeric or length bounds, caps
+        # on optional parameters) that no dialect here enforces yet, so it is never claimed.
+        target, strict = dialect, False
+    compiled = compile_(target)
+    return ToolDefinition(
+        name=tool.name,
+        description=tool.description,
+        parameters=compiled.schema,
+        strict=strict,
+        changes=compiled.changes,
+    )
+
+
+def compile_schema(tool_or_schema: Tool | Mapping[str, Any], dialect: Dialect) -> CompiledSchema:
+    """Compile a tool's (or a raw) JSON Schema for a provider dialect.
+
+    Returns the compiled schema and the list of what was changed or dropped. Tools built by toolwire
+    cache the result per dialect.
+
+    Raises:
+        UnsupportedError: the dialect cannot express the schema; the message names the path.
+        SchemaError: the schema is broken (e.g. a `$ref` that points nowhere).
+    """
+    if isinstance(tool_or_schema, FunctionTool):
+        return tool_or_schema.compiled(dialect)
+    if isinstance(tool_or_schema, Mapping):
+        return compile_dialect(_object_schema(tool_or_schema), dialect)  # pyright: ignore[reportUnknownArgumentType]
+    cached = getattr(tool_or_schema, "compiled", None)
+    if callable(cached):
+        result = cached(dialect)
+        if isinstance(result, CompiledSchema):
+            return result
+    return compile_dialect(tool_or_schema.parameters, dialect)
+
+
+def _object_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(schema)
+    if "type" not in out and "properties" in out:
+        out["type"] = "object"
+    if out.get("type") == "object" and "properties" not in out:
+        out["properties"] = {}
+    return out
+
+
+def _has_optional_properties(schema: Mapping[str, Any]) -> bool:
+    def walk(node: Any) -> bool:
+        if isinstance(node, Mapping):
+            mapping = typing.cast(Mapping[str, Any], node)
+            props = mapping.get("properties")
+            required = typing.cast(list[str], mapping.get("required", []))
+            if isinstance(props, Mapping) and set(typing.cast(Mapping[str, Any], props)) - set(
+                required
+            ):
+                return True
+            return any(walk(v) for v in mapping.values())
+        if isinstance(node, list):
+            return any(walk(v) for v in typing.cast(list[Any], node))
+        return False
+
+    return walk(schema)
+
+
+def _accepts_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:
+    if not isinstance(schema, Mapping) or depth > 32:
+        return True
+    schema = typing.cast(Mapping[str, Any], schema)
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        target = defs.get(ref.rsplit("/", 1)[-1])
+        if target is not None and _accepts_null(target, defs, depth + 1):
+            return True
+    kind = schema.get("type")
+    if (
+        kind == "null"
+        or (isinstance(kind, list) and "null" in kind)
+        or schema.get("nullable") is True
+    ):
+        return True
+    if "const" in schema and schema["const"] is None:
+        return True
+    if None in schema.get("enum", ()):
+        return True
+    branches = [*schema.get("anyOf", ()), *schema.get("oneOf", ())]
+    if any(_accepts_null(b, defs, depth + 1) for b in branches):
+        return True
+    return (
+        kind is None
+        and not branches
+        and ref is None
+        and "enum" not in schema
+        and "const" not in schema
+    )
+
+
+def _drop_optional_nulls(schema: Mapping[str, Any], value: dict[str, Any]) -> dict[str, Any]:
+    """Remove nulls the model sent for optional properties that do not themselves accept null."""
+    defs: dict[str, Any] = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+
+    def resolve(node: Any) -> Mapping[str, Any] | None:
+        for _ in range(32):
+            if not isinstance(node, Mapping):
+                return None
+            mapping = typing.cast(Mapping[str, Any], node)
+            ref = mapping.get("$ref")
+            if not isinstance(ref, str):
+                return mapping
+            node = defs.get(ref.rsplit("/", 1)[-1])
+        return None
+
+    def walk(node: Any, data: Any, depth: int) -> Any:
+        resolved = resolve(node)
+        if depth > 64 or resolved is None:
+            return data
+        if isinstance(data, dict):
+            obj = typing.cast(dict[str, Any], data)
+            props = typing.cast(Mapping[str, Any], resolved.get("properties") or {})
+            if not props:
+                return obj
+            required = set(typing.cast(list[str], resolved.get("required", [])))
+            out: dict[str, Any] = {}
+            for key, item in obj.items():
+                sub = props.get(key)
+                if sub is None:
+                    out[key] = item
+                elif item is None and key not in required and not _accepts_null(sub, defs):
+                    continue
+                else:
+                    out[key] = walk(sub, item, depth + 1)
+            return out
+        items = resolved.get("items")
+        if isinstance(data, list) and isinstance(items, Mapping):
+            return [walk(items, item, depth + 1) for item in typing.cast(list[Any], data)]
+        return typing.cast(Any, data)
+
+    return walk(schema, value, 0)
+
+
+# --- building tools ------------------------------------------------------------------------------
+
+
+def _from_function(
+    fn: Callable[..., Any],
+    *,
+    name: str | None,
+    description: str | None,
+    strict: bool | None,
+    annotations: ToolAnnotations | None,
+    timeout: float | None,
+    sequential: bool,
+    requires_approval: bool,
+) -> FunctionTool:
+    if not callable(fn):
+        raise TypeError(f"tool() expects a function, got {type(fn).__name__}")
+    signature = inspect_function(fn, ToolContext)
+    binding = _FunctionBinding(
+        fn, signature.adapter, signature.context_param, signature.positional, signature.is_async
+    )
+    tool_name = name or getattr(fn, "__name__", None)
+    if not tool_name or tool_name == "<lambda>":
+        raise TypeError("tool(): a lambda or unnamed callable needs name=...")
+    return FunctionTool(
+        name=tool_name,
+        description=description if description is not None else signature.description,
+        parameters=signature.parameters,
+        binding=binding,
+        executable=True,
+        strict=strict,
+        annotations=annotations,
+        output_schema=signature.output_schema,
+        timeout=timeout,
+        sequential=sequential,
+        requires_approval=requires_approval,
+        function=fn,
+    )
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _from_parameters(
+    parameters: type[pydantic.BaseModel] | Mapping[str, Any],
+    execute: Callable[..., Any] | None,
+    *,
+    name: str | None,
+    description: str | None,
+    strict: bool | None,
+    annotations: ToolAnnotations | None,
+    timeout: float | None,
+    sequential: bool,
+    requires_approval: bool,
+) -> FunctionTool:
+    if isinstance(parameters, type) and issubclass(parameters, pydantic.BaseModel):  # pyright: ignore[reportUnnecessaryIsInstance]
+        from ._schema import _NoFieldTitles  # pyright: ignore[reportPrivateUsage]
+
+        schema = parameters.model_json_schema(schema_generator=_NoFieldTitles)
+        schema_description = schema.pop("description", None)
+        schema.pop("title", None)
+        binding: _Binding = _model_binding(parameters, execute)
+        tool_name = name or _snake(parameters.__name__)
+    elif isinstance(parameters, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+        schema = dict(parameters)
+        schema_description = schema.get("description")
+        if not name:
+            raise TypeError("tool(parameters=<JSON Schema>) needs name=...")
+        tool_name = name
+        try:
+            binding = _schema_binding(schema, execute, tool_name)
+        except SchemaError as exc:
+            raise SchemaError(f"tool {tool_name!r}: {exc}") from exc
+    else:
+        raise TypeError(
+            "tool(parameters=...) takes a Pydantic model class or a JSON Schema dict, "
+            f"got {type(parameters).__name__}"
+        )
+    if execute is not None and not callable(execute):
+        raise TypeError(f"tool(execute=...) must be callable, got {type(execute).__name__}")
+    doc = description
+    if doc is None and execute is not None:
+        doc = inspect.getdoc(execute) or None
+    if doc is None:
+        doc = schema_description if isinstance(schema_description, str) else ""
+    return FunctionTool(
+        name=tool_name,
+        description=doc,
+        parameters=schema,
+        binding=binding,
+        executable=execute is not None,
+        strict=strict,
+        annotations=annotations,
+        timeout=timeout,
+        sequential=sequential,
+        requires_approval=requires_approval,
+    )
+
+
+_F = typing.TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def tool(
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    strict: bool | None = None,
+    annotations: ToolAnnotations | None = None,
+    timeout: float | None = None,
+    sequential: bool = False,
+    requires_approval: bool = False,
+) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    /,
+    *,
+    parameters: type[pydantic.BaseModel] | Mapping[str, Any],
+    execute: Callable[..., Any] | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    strict: bool | None = None,
+    annotations: ToolAnnotations | None = None,
+    timeout: float | None = None,
+    sequential: bool = False,
+    requires_approval: bool = False,
+) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    strict: bool | None = None,
+    annotations: ToolAnnotations | None = None,
+    timeout: float | None = None,
+    sequential: bool = False,
+    requires_approval: bool = False,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    parameters: type[pydantic.BaseModel] | Mapping[str, Any] | None = None,
+    execute: Callable[..., Any] | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    strict: bool | None = None,
+    annotations: ToolAnnotations | None = None,
+    timeout: float | None = None,
+    sequential: bool = False,
+    requires_approval: bool = False,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Make a tool from a typed function, a Pydantic model or a JSON Schema.
+
+    Use it as `@tool`, as `@tool(name=..., strict=..., timeout=...)`, or as a factory:
+    `tool(fn)` or `tool(name=..., description=..., parameters=Model | schema, execute=fn | None)`.
+
+    With `parameters`, `execute` receives the validated value (a model instance or a dict) as its one
+    argument; without `execute` the tool only describes its shape (its calls go back to the caller).
+
+    Args:
+        fn: A typed function, sync or async. Its hints make the schema, its docstring the
+            description and per-parameter descriptions (Google, NumPy or Sphinx style).
+        parameters: A Pydantic model class or a JSON Schema object, instead of a function.
+        execute: What runs the tool built from `parameters`.
+        name: Defaults to the function's name (or the model's, in snake case).
+        description: Defaults to the docstring, else the schema's own `description`.
+        strict: `None` picks strict mode whenever the schema allows it; `True` raises
+            `UnsupportedError` when it does not; `False` never uses it.
+        annotations: MCP behaviour hints.
+        timeout: Seconds after which a call is cancelled and answered with `ToolTimeoutError`.
+        sequential: Never run this tool concurrently with other calls of the same turn.
+        requires_approval: Pause the run for approval before each call.
+
+    Raises:
+        TypeError: a parameter without a type hint (named with its function), or bad arguments.
+        UnsupportedError: `strict=True` on a schema strict mode cannot express.
+    """
+    options: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "strict": strict,
+        "annotations": annotations,
+        "timeout": timeout,
+        "sequential": sequential,
+        "requires_approval": requires_approval,
+    }
+    if fn is not None:
+        if parameters is not None or execute is not None:
+            raise TypeError("tool(fn) takes no parameters= or execute=")
+        return _from_function(fn, **options)
+    if parameters is not None:
+        return _from_parameters(parameters, execute, **options)
+    if execute is not None:
+        return _from_function(execute, **options)
+
+    def decorate(func: Callable[..., Any]) -> FunctionTool:
+        return _from_function(func, **options)
+
+    return decorate
+
+
+def as_tool(obj: Tool | Callable[..., Any] | Mapping[str, Any]) -> Tool:
+    """Accept anything usable as a tool: a `Tool`, a typed function, or a definition dict.
+
+    A dict with `name`, `description` and `parameters` (or OpenAI's `{"type": "function",
+    "function": {...}}`) becomes a schema-only tool.
+    """
+    if isinstance(obj, FunctionTool):
+        return obj
+    if isinstance(obj, Mapping):
+        spec = typing.cast(Mapping[str, Any], obj)
+        if spec.get("type") == "function" and isinstance(spec.get("function"), Mapping):
+            spec = typing.cast(Mapping[str, Any], spec["function"])
+        if not isinstance(spec.get("name"), str):
+            raise TypeError("a tool dict needs a 'name' string")
+        params: Any = spec.get("parameters", spec.get("input_schema", spec.get("inputSchema")))
+        if params is None:
+            params = {"type": "object", "properties": {}}
+        strict = spec.get("strict")
+        return _from_parameters(
+            typing.cast(Mapping[str, Any], params),
+            None,
+            name=spec["name"],
+            description=spec.get("description"),
+            strict=strict if isinstance(strict, bool) else None,
+            annotations=None,
+            timeout=None,
+            sequential=False,
+            requires_approval=False,
+        )
+    if isinstance(obj, Tool):
+        return obj
+    if callable(obj):
+        return _from_function(
+            obj,
+            name=None,
+            description=None,
+            strict=None,
+            annotations=None,
+            timeout=None,
+            sequential=False,
+            requires_approval=False,
+        )
+    raise TypeError(f"cannot use {type(obj).__name__} as a tool")

@@ -1,0 +1,82 @@
+"""The public surface of `toolwire` is explicit: this list changes only on purpose."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import toolwire
+
+EXPECTED = [
+    "ArgumentProblem",
+    "AudioPart",
+    "CompiledSchema",
+    "ContentPart",
+    "Dialect",
+    "DuplicateToolError",
+    "FunctionTool",
+    "Hooks",
+    "ImagePart",
+    "Middleware",
+    "ResourceLinkPart",
+    "ResourcePart",
+    "RetryableError",
+    "SchemaError",
+    "TextPart",
+    "Tool",
+    "ToolAnnotations",
+    "ToolArgumentsError",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolError",
+    "ToolInvocation",
+    "ToolNameError",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolTimeoutError",
+    "ToolWrapper",
+    "ToolwireError",
+    "UnknownToolError",
+    "UnsupportedError",
+    "__version__",
+    "apply_middleware",
+    "as_tool",
+    "compile_schema",
+    "compose_hooks",
+    "error_result",
+    "text_result",
+    "tool",
+    "with_hooks",
+    "with_retry",
+    "with_timeout",
+]
+
+
+def test_all_is_the_expected_sorted_list() -> None:
+    assert toolwire.__all__ == EXPECTED
+    assert sorted(toolwire.__all__) == toolwire.__all__
+
+
+def test_every_public_name_exists() -> None:
+    missing = [name for name in toolwire.__all__ if not hasattr(toolwire, name)]
+    assert missing == []
+
+
+def test_no_public_name_outside_all() -> None:
+    public = {
+        name
+        for name, value in vars(toolwire).items()
+        if not name.startswith("_") and getattr(value, "__module__", "").startswith("toolwire")
+    }
+    assert public <= set(toolwire.__all__)
+
+
+def test_import_pulls_in_no_provider_sdk() -> None:
+    code = (
+        "import sys, toolwire\n"
+        "bad = [m for m in ('openai', 'anthropic', 'google.genai', 'mistralai', 'mcp') "
+        "if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
