@@ -30,7 +30,7 @@ from .errors import (
     ToolTimeoutError,
     UnsupportedError,
 )
-from .results import ToolResult, error_result, to_result
+from .results import TextPart, ToolResult, error_result, to_result
 
 __all__ = [
     "MAX_ARGUMENT_CHARS",
@@ -144,7 +144,7 @@ ToolLike: TypeAlias = "Tool | Callable[..., Any] | Mapping[str, Any]"
 class _Binding(Protocol):
     def validate_json(self, raw: str | bytes) -> Any: ...
     def validate_python(self, raw: Mapping[str, Any]) -> Any: ...
-    async def call(self, args: Any, ctx: ToolContext) -> Any: ...
+    async def call(self, args: Any, ctx: ToolContext | None, name: str) -> Any: ...
 
 
 def _runner(fn: Callable[..., Any], is_async: bool) -> Callable[..., Awaitable[Any]]:
@@ -162,7 +162,7 @@ def _runner(fn: Callable[..., Any], is_async: bool) -> Callable[..., Awaitable[A
 
 
 class _FunctionBinding:
-    __slots__ = ("_adapter", "_context_param", "_positional", "_run")
+    __slots__ = ("_context_param", "_json", "_positional", "_python", "_run")
 
     def __init__(
         self,
@@ -172,20 +172,24 @@ class _FunctionBinding:
         positional: tuple[str, ...],
         is_async: bool,
     ) -> None:
-        self._adapter = adapter
+        # The core validator's own methods, bound once: no Python wrapper between a call's
+        # arguments and pydantic-core.
+        validator = adapter.validator
+        self._json: Callable[[str | bytes], Any] = validator.validate_json
+        self._python: Callable[[Mapping[str, Any]], Any] = validator.validate_python
         self._context_param = context_param
         self._positional = positional
         self._run = _runner(fn, is_async)
 
     def validate_json(self, raw: str | bytes) -> Any:
-        return self._adapter.validate_json(raw)
+        return self._json(raw)
 
     def validate_python(self, raw: Mapping[str, Any]) -> Any:
-        return self._adapter.validate_python(raw)
+        return self._python(raw)
 
-    async def call(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+    async def call(self, args: dict[str, Any], ctx: ToolContext | None, name: str) -> Any:
         if self._context_param is not None:
-            args = {**args, self._context_param: ctx}
+            args = {**args, self._context_param: ctx or ToolContext(tool_name=name)}
         if self._positional:
             kwargs = dict(args)
             positional = [kwargs.pop(n) for n in self._positional if n in kwargs]
@@ -226,13 +230,14 @@ class _ExecuteBinding:
     def validate_python(self, raw: Mapping[str, Any]) -> Any:
         return self._validate_python(raw)
 
-    async def call(self, args: Any, ctx: ToolContext) -> Any:
+    async def call(self, args: Any, ctx: ToolContext | None, name: str) -> Any:
         if self._run is None:
             raise ToolError(
-                f"Tool {ctx.tool_name!r} has no implementation; its calls are answered by the caller."
+                f"Tool {name!r} has no implementation; its calls are answered by the caller."
             )
         if self._context_param is not None:
-            return await self._run(args, **{self._context_param: ctx})
+            context = ctx or ToolContext(tool_name=name)
+            return await self._run(args, **{self._context_param: context})
         return await self._run(args)
 
 
@@ -398,6 +403,18 @@ class FunctionTool:
             ToolArgumentsError: listing every problem, with its path, what was expected and what came.
         """
         binding = self._binding
+        # Fast path: well-formed JSON text goes straight to the compiled validator; anything
+        # unusual (blank, oversized, nulls to drop, invalid) takes the careful path below, which
+        # also builds the precise error message.
+        if (
+            type(raw) is str
+            and len(raw) <= MAX_ARGUMENT_CHARS
+            and not (self._null_optional and "null" in raw)
+        ):
+            try:
+                return binding.validate_json(raw)
+            except pydantic.ValidationError:
+                pass
         try:
             if raw is None:
                 return binding.validate_python({})
@@ -413,7 +430,10 @@ class FunctionTool:
                     )
                 if not raw.strip():
                     return binding.validate_python({})
-                if self._null_optional:
+                # Text without a null cannot hold one: skip the decode-and-walk (the common case).
+                if self._null_optional and (
+                    b"null" in raw if isinstance(raw, bytes) else "null" in raw
+                ):
                     decoded = _load_json_object(raw, self._name)
                     if isinstance(decoded, dict):
                         decoded = _drop_optional_nulls(
@@ -449,22 +469,31 @@ class FunctionTool:
         and a timeout all come back as error results (the exception kept on `result.error`).
         Cancellation propagates.
         """
-        if ctx is None:
-            ctx = ToolContext(tool_name=self._name)
         try:
-            parsed = self.parse_args(args)
-            if self._timeout is None:
-                value = await self._binding.call(parsed, ctx)
+            if (
+                type(args) is str
+                and len(args) <= MAX_ARGUMENT_CHARS
+                and not (self._null_optional and "null" in args)
+            ):
+                try:
+                    parsed = self._binding.validate_json(args)
+                except pydantic.ValidationError:
+                    parsed = self.parse_args(args)  # raises, with the precise message
             else:
-                with anyio.fail_after(self._timeout):
-                    value = await self._binding.call(parsed, ctx)
+                parsed = self.parse_args(args)
+            if self._timeout is None:
+                value = await self._binding.call(parsed, ctx, self._name)
+            else:
+                # A scope of our own, so a TimeoutError the tool itself raises is not mistaken
+                # for this limit.
+                value: Any = None
+                with anyio.move_on_after(self._timeout) as scope:
+                    value = await self._binding.call(parsed, ctx, self._name)
+                if scope.cancelled_caught:
+                    return error_result(ToolTimeoutError(self._name, self._timeout))
+            if type(value) is str:
+                return ToolResult(content=[TextPart(value)])
             return to_result(value)
-        except TimeoutError as exc:
-            if self._timeout is not None:
-                timeout_error = ToolTimeoutError(self._name, self._timeout)
-                timeout_error.__cause__ = exc
-                return error_result(timeout_error)
-            return error_result(exc)
         except Exception as exc:
             return error_result(exc)
 
