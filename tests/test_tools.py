@@ -653,3 +653,33 @@ def test_gemini_definition_inlines_refs() -> None:
 def test_gemini_refuses_free_form_dicts_instead_of_dropping_them() -> None:
     with pytest.raises(UnsupportedError, match=r"properties\.extra"):
         tool(weather).definition("gemini")
+
+
+async def test_a_tools_own_timeout_error_is_not_its_time_limit() -> None:
+    @tool(timeout=30)
+    async def upstream() -> str:
+        """Call something that times out by itself."""
+        raise TimeoutError("upstream did not answer")
+
+    result = await upstream.invoke({})
+    assert result.is_error
+    assert not isinstance(result.error, ToolTimeoutError)
+    assert result.text == "TimeoutError: upstream did not answer"
+
+
+async def test_fast_and_careful_paths_agree() -> None:
+    @tool
+    def f(a: int, b: str = "x") -> str:
+        """F."""
+        return f"{a}{b}"
+
+    for raw in ['{"a": 1}', '{"a": "2", "b": null}', " ", '{"a": 1, "zz": 2}', '{"a": ']:
+        fast = await f.invoke(raw)
+        try:
+            careful: Any = f.parse_args(raw)
+        except ToolArgumentsError as exc:
+            careful = exc
+        if isinstance(careful, ToolArgumentsError):
+            assert fast.is_error and fast.text == str(careful)
+        else:
+            assert not fast.is_error

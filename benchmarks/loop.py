@@ -1,0 +1,200 @@
+"""Framework overhead of the agent loop, per round, and how it grows with the run's length.
+
+Each run is N rounds of one tool call each, answered by an in-process scripted model, through
+toolwire (`ScriptedModel`-style `FunctionModel`), pydantic-ai (its `FunctionModel`) and
+openai-agents (a fake `Model`). The model and the tool do almost nothing, so the time per round is
+the framework's own overhead. Runs at 200 and at 400 rounds show whether a round gets dearer as
+the history grows. A second figure: 20 calls of a tool that sleeps 100 ms, in one turn.
+
+Run: `make bench` or `.venv/bin/python benchmarks/loop.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+ROUND_COUNTS = (200, 400)
+FRAMEWORKS = ("toolwire", "pydantic-ai", "openai-agents")
+REPEATS = 3
+
+
+async def bump(n: int) -> int:
+    """Add one."""
+    return n + 1
+
+
+# --- toolwire --------------------------------------------------------------------------------
+
+
+def toolwire_run(rounds: int) -> Callable[[], Awaitable[Any]]:
+    from toolwire import Agent, FunctionModel, tool
+    from toolwire.messages import Message
+    from toolwire.models.testing import ModelRequest
+
+    t = tool(bump)
+
+    async def run() -> Any:
+        count = 0
+
+        def reply(messages: list[Message], request: ModelRequest) -> Any:
+            nonlocal count
+            count += 1
+            if count > rounds:
+                return "done"
+            return [("bump", {"n": count})]
+
+        agent = Agent(FunctionModel(reply), tools=[t], max_iterations=rounds + 1)
+        result = await agent.run("go")
+        assert result.stop_reason == "completed" and len(result.trace) == rounds, result.stop_reason
+        return result
+
+    return run
+
+
+# --- pydantic-ai -------------------------------------------------------------------------------
+
+
+def pydantic_ai_run(rounds: int) -> Callable[[], Awaitable[Any]] | None:
+    try:
+        from pydantic_ai import Agent
+        from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+        from pydantic_ai.models.function import AgentInfo, FunctionModel
+        from pydantic_ai.usage import UsageLimits
+    except ImportError:
+        return None
+
+    async def run() -> Any:
+        count = 0
+
+        def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            nonlocal count
+            count += 1
+            if count > rounds:
+                return ModelResponse(parts=[TextPart("done")])
+            return ModelResponse(parts=[ToolCallPart("bump", {"n": count}, tool_call_id=f"c{count}")])
+
+        agent = Agent(FunctionModel(reply), tools=[bump])
+        result = await agent.run("go", usage_limits=UsageLimits(request_limit=rounds + 5))
+        assert result.output == "done"
+        return result
+
+    return run
+
+
+# --- openai-agents ----------------------------------------------------------------------------
+
+
+def openai_agents_run(rounds: int) -> Callable[[], Awaitable[Any]] | None:
+    try:
+        from agents import Agent, Runner, function_tool, set_tracing_disabled
+        from agents.items import ModelResponse
+        from agents.models.interface import Model
+        from agents.usage import Usage
+        from openai.types.responses import (
+            ResponseFunctionToolCall,
+            ResponseOutputMessage,
+            ResponseOutputText,
+        )
+    except ImportError:
+        return None
+    set_tracing_disabled(True)  # nothing may leave the machine
+
+    class FakeModel(Model):
+        def __init__(self) -> None:
+            self.count = 0
+
+        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            self.count += 1
+            if self.count > rounds:
+                text = ResponseOutputText(type="output_text", text="done", annotations=[])
+                item: Any = ResponseOutputMessage(
+                    id="m", type="message", role="assistant", status="completed", content=[text]
+                )
+            else:
+                item = ResponseFunctionToolCall(
+                    type="function_call",
+                    name="bump",
+                    arguments=f'{{"n": {self.count}}}',
+                    call_id=f"c{self.count}",
+                    id=f"fc{self.count}",
+                )
+            return ModelResponse(output=[item], usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    tool = function_tool(bump)
+
+    async def run() -> Any:
+        agent = Agent(name="bench", model=FakeModel(), tools=[tool])
+        result = await Runner.run(agent, "go", max_turns=rounds + 5)
+        assert result.final_output == "done"
+        return result
+
+    return run
+
+
+async def best_of(run: Callable[[], Awaitable[Any]]) -> float:
+    await run()  # warm-up: imports, schema building, caches
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        await run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+async def parallel_sleepers() -> float:
+    from toolwire import Agent, ScriptedModel, tool
+
+    @tool
+    async def nap(n: int) -> int:
+        """Sleep 100 ms."""
+        await asyncio.sleep(0.1)
+        return n
+
+    model = ScriptedModel([[("nap", {"n": i}) for i in range(20)], "rested"])
+    start = time.perf_counter()
+    result = await Agent(model, tools=[nap], max_concurrency=20).run("go")
+    elapsed = time.perf_counter() - start
+    assert len(result.trace) == 20
+    return elapsed
+
+
+async def main() -> None:
+    builders: dict[str, Callable[[int], Callable[[], Awaitable[Any]] | None]] = {
+        "toolwire": toolwire_run,
+        "pydantic-ai": pydantic_ai_run,
+        "openai-agents": openai_agents_run,
+    }
+    per_round: dict[str, dict[int, float]] = {}
+    for name, build in builders.items():
+        for rounds in ROUND_COUNTS:
+            run = build(rounds)
+            if run is None:
+                print(f"{name}: not installed (pip install -e '.[bench]')")
+                break
+            per_round.setdefault(name, {})[rounds] = await best_of(run) / rounds * 1e6
+
+    print(f"agent loop: framework overhead per round (us), best of {REPEATS}")
+    header = "".join(f"{r:>12} rounds" for r in ROUND_COUNTS)
+    print(f"{'':>14}{header}{'growth':>10}")
+    for name, values in per_round.items():
+        cells = "".join(f"{values[r]:>19.1f}" for r in ROUND_COUNTS)
+        growth = values[ROUND_COUNTS[-1]] / values[ROUND_COUNTS[0]]
+        print(f"{name:>14}{cells}{growth:>9.2f}x")
+    tw = per_round["toolwire"]
+    for name, values in per_round.items():
+        if name == "toolwire":
+            continue
+        ratios = ", ".join(f"{values[r] / tw[r]:.1f}x at {r}" for r in ROUND_COUNTS)
+        print(f"{name} per round / toolwire per round: {ratios}")
+    elapsed = await parallel_sleepers()
+    print(f"20 calls of a 100 ms tool in one turn: {elapsed * 1000:.0f} ms in all")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,678 @@
+"""The agent loop as small async functions: ask the model, run the calls, repeat.
+
+Invariant (checked before every model request): every tool call in the history has exactly one
+result. The loop keeps it by construction (results of a turn are appended together, in call order,
+even when the turn is cancelled or a limit cuts it short) and repairs a history a caller hands in.
+Per-round work is proportional to the round, never to the length of the history.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Literal, TypeAlias
+
+import anyio
+
+from .errors import UsageLimitExceeded
+from .messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCallBlock,
+    ToolResultMessage,
+    UserMessage,
+)
+from .middleware import Hooks, with_hooks
+from .models.base import (
+    Completion,
+    CompletionDone,
+    Model,
+    ModelSettings,
+    StreamEvent,
+    ToolCall,
+    ToolChoice,
+    Usage,
+)
+from .results import TextPart, error_result
+from .tools import Tool, ToolContext, ToolLike, as_tool
+from .usage import Cost, RunLimits, estimate_cost
+
+__all__ = [
+    "FunctionCallCompleted",
+    "FunctionCallStarted",
+    "ModelRequestEvent",
+    "ModelResponseEvent",
+    "PendingCall",
+    "RunCompleted",
+    "RunEvent",
+    "RunResult",
+    "StopReason",
+    "Subscriber",
+    "TraceEntry",
+    "repair_history",
+]
+
+logger = logging.getLogger("toolwire")
+
+StopReason: TypeAlias = Literal[
+    "completed",
+    "max_iterations",
+    "token_limit",
+    "cost_limit",
+    "time_limit",
+    "external_calls",
+    "approval_required",
+    "cancelled",
+]
+
+
+@dataclass(slots=True)
+class TraceEntry:
+    """One tool call of a run, as it happened."""
+
+    call_id: str
+    name: str
+    arguments: str
+    result: str
+    is_error: bool
+    duration: float
+    iteration: int
+    error: BaseException | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True)
+class PendingCall:
+    """A call the run stopped on: it needs approval, or the caller must answer it."""
+
+    call: ToolCall
+    reason: Literal["approval", "external"]
+
+
+@dataclass(slots=True)
+class RunResult:
+    """The outcome of a run.
+
+    Attributes:
+        text: The model's final answer (empty when the run stopped before one).
+        messages: The whole history, the input included; every call has its result.
+        new_messages: What this run added.
+        usage: Summed over every model request.
+        cost: From `genai-prices`; `cost.total is None` with `cost.reason` when unknown.
+        trace: Every tool call, in order.
+        stop_reason: Why the run ended.
+        pending: The calls waiting for approval or for the caller's answer.
+        iterations: Model requests made.
+    """
+
+    text: str
+    messages: list[Message]
+    new_messages: list[Message]
+    usage: Usage
+    cost: Cost
+    trace: list[TraceEntry]
+    stop_reason: StopReason
+    pending: list[PendingCall] = field(default_factory=list[PendingCall])
+    iterations: int = 0
+
+
+# --- events -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ModelRequestEvent:
+    iteration: int
+    message_count: int
+    type: Literal["model.request"] = "model.request"
+
+
+@dataclass(slots=True)
+class ModelResponseEvent:
+    iteration: int
+    completion: Completion
+    type: Literal["model.response"] = "model.response"
+
+
+@dataclass(slots=True)
+class FunctionCallStarted:
+    call_id: str
+    name: str
+    arguments: str
+    iteration: int
+    type: Literal["function_call.started"] = "function_call.started"
+
+
+@dataclass(slots=True)
+class FunctionCallCompleted:
+    call_id: str
+    name: str
+    arguments: str
+    result: ToolResultMessage
+    is_error: bool
+    duration: float
+    iteration: int
+    type: Literal["function_call.completed"] = "function_call.completed"
+
+
+@dataclass(slots=True)
+class RunCompleted:
+    result: RunResult
+    type: Literal["run.completed"] = "run.completed"
+
+
+RunEvent: TypeAlias = (
+    ModelRequestEvent
+    | ModelResponseEvent
+    | FunctionCallStarted
+    | FunctionCallCompleted
+    | RunCompleted
+)
+Subscriber: TypeAlias = Callable[[RunEvent], Any]
+StreamSink: TypeAlias = Callable[[StreamEvent | RunEvent], Awaitable[None]]
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+# --- history repair ----------------------------------------------------------------------------
+
+
+def _missing_result(call: ToolCallBlock, why: str) -> ToolResultMessage:
+    return ToolResultMessage(
+        call_id=call.id, name=call.name, content=[TextPart(f"Error: {why}")], is_error=True
+    )
+
+
+def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[str]]:
+    """Give every tool call exactly one result, and drop results that answer no call.
+
+    Returns the repaired history and a description of each repair (empty when none was needed).
+    """
+    out: list[Message] = []
+    repairs: list[str] = []
+    open_calls: dict[str, ToolCallBlock] = {}
+    answered: set[str] = set()
+
+    def close_turn() -> None:
+        for call in open_calls.values():
+            out.append(_missing_result(call, "no result was recorded for this call"))
+            repairs.append(f"added a missing result for call {call.id!r} ({call.name})")
+        open_calls.clear()
+
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            if message.call_id in open_calls:
+                open_calls.pop(message.call_id)
+                answered.add(message.call_id)
+                out.append(message)
+            elif message.call_id in answered:
+                repairs.append(f"dropped a second result for call {message.call_id!r}")
+            else:
+                repairs.append(f"dropped a result for unknown call {message.call_id!r}")
+            continue
+        close_turn()
+        out.append(message)
+        if isinstance(message, AssistantMessage):
+            answered = set()
+            for call in message.tool_calls:
+                open_calls[call.id] = call
+    close_turn()
+    return out, repairs
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class LoopConfig:
+    """Everything a run needs besides its input; `Agent` and `run_loop` build one."""
+
+    model: Model
+    tools: dict[str, Tool]
+    limits: RunLimits
+    tool_choice: ToolChoice = "auto"
+    settings: ModelSettings = field(default_factory=ModelSettings)
+    max_concurrency: int = 10
+    deps: Any = None
+    subscribers: Sequence[Subscriber] = ()
+    on_tool_call: Callable[[ToolCall], Any] | None = None
+    on_tool_result: Callable[[ToolCall, ToolResultMessage], Any] | None = None
+    approval_policy: Literal["marked", "destructive"] = "marked"
+    stream_sink: StreamSink | None = None
+
+
+def build_tools(tools: Sequence[ToolLike], hooks: Hooks | None) -> dict[str, Tool]:
+    """Tools by name, each wrapped with the run's hooks; duplicate names are refused."""
+    out: dict[str, Tool] = {}
+    for item in tools:
+        resolved = as_tool(item)
+        if resolved.name in out:
+            raise ValueError(f"two tools are named {resolved.name!r}")
+        out[resolved.name] = with_hooks(resolved, hooks) if hooks is not None else resolved
+    return out
+
+
+class _Run:
+    """The mutable state of one run."""
+
+    def __init__(self, config: LoopConfig, messages: list[Message], start: int) -> None:
+        self.config = config
+        self.messages = messages
+        self.start = start  # index of the first message this run added
+        self.usage = Usage()
+        self.priced: list[tuple[str, str | None, Usage]] = []
+        self.trace: list[TraceEntry] = []
+        self.iterations = 0
+        self.pending: list[PendingCall] = []
+        self.stop_reason: StopReason = "completed"
+        self.tool_choice = config.tool_choice
+        self.deadline: float | None = None
+        self.open_calls: list[ToolCallBlock] = []
+        self._ids = 0
+
+    # -- events
+
+    async def emit(self, event: RunEvent) -> None:
+        for subscriber in self.config.subscribers:
+            try:
+                await _maybe_await(subscriber(event))
+            except Exception:
+                # A failing subscriber must never break the run; it is logged for its author.
+                logger.exception(
+                    "toolwire: event subscriber %r failed on %s", subscriber, event.type
+                )
+        if self.config.stream_sink is not None:
+            await self.config.stream_sink(event)
+
+    # -- the result
+
+    def result(self) -> RunResult:
+        text = ""
+        if self.stop_reason == "completed":
+            last = self.messages[-1] if self.messages else None
+            if isinstance(last, AssistantMessage):
+                text = last.text
+        return RunResult(
+            text=text,
+            messages=self.messages,
+            new_messages=self.messages[self.start :],
+            usage=self.usage,
+            cost=estimate_cost(self.priced),
+            trace=self.trace,
+            stop_reason=self.stop_reason,
+            pending=self.pending,
+            iterations=self.iterations,
+        )
+
+    def timed_out(self) -> bool:
+        return self.deadline is not None and anyio.current_time() >= self.deadline
+
+    # -- the rounds
+
+    def limit_reached(self) -> StopReason | None:
+        limits = self.config.limits
+        if self.iterations >= limits.max_iterations:
+            return "max_iterations"
+        if limits.max_tokens is not None and self.usage.total_tokens >= limits.max_tokens:
+            return "token_limit"
+        if limits.max_cost is not None:
+            cost = estimate_cost(self.priced)
+            if cost.total is not None and cost.total >= Decimal(str(limits.max_cost)):
+                return "cost_limit"
+        return None
+
+    async def ask(self) -> Completion:
+        config = self.config
+        if self.open_calls:
+            # Unreachable through the loop itself; kept as the invariant's last line of defence.
+            for call in self.open_calls:
+                self.messages.append(_missing_result(call, "no result was recorded for this call"))
+            self.open_calls = []
+        self.iterations += 1
+        await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
+        tools = list(config.tools.values())
+        if config.stream_sink is None:
+            completion = await config.model.complete(
+                None,
+                history=self.messages,
+                tools=tools,
+                tool_choice=self.tool_choice,
+                settings=config.settings,
+            )
+        else:
+            completion = await self._ask_streaming(tools)
+        self.usage = self.usage + completion.usage
+        self.priced.append((config.model.provider, completion.model, completion.usage))
+        await self.emit(ModelResponseEvent(self.iterations, completion))
+        return completion
+
+    async def _ask_streaming(self, tools: list[Tool]) -> Completion:
+        config = self.config
+        sink = config.stream_sink
+        assert sink is not None
+        completion: Completion | None = None
+        async for event in config.model.stream_complete(
+            None,
+            history=self.messages,
+            tools=tools,
+            tool_choice=self.tool_choice,
+            settings=config.settings,
+        ):
+            if isinstance(event, CompletionDone):
+                completion = event.completion
+            else:
+                await sink(event)
+        if completion is None:
+            from .errors import ModelResponseError
+
+            raise ModelResponseError("the model's stream ended without a completion")
+        return completion
+
+    def normalise_calls(self, message: AssistantMessage) -> list[ToolCallBlock]:
+        """Give calls without an id, or with an id already used in this turn, a fresh one."""
+        calls = message.tool_calls
+        seen: set[str] = set()
+        for call in calls:
+            if not call.id or call.id in seen:
+                self._ids += 1
+                original = call.id
+                call.id = f"{original or 'call'}_tw{self._ids}"
+                if original:
+                    logger.warning(
+                        "toolwire: the model reused call id %r in one turn; renamed to %r",
+                        original,
+                        call.id,
+                    )
+            seen.add(call.id)
+        return calls
+
+    def needs_approval(self, tool: Tool) -> bool:
+        if tool.requires_approval:
+            return True
+        return self.config.approval_policy == "destructive" and bool(
+            tool.annotations.destructive_hint
+        )
+
+    async def rounds(self) -> None:
+        while True:
+            reason = self.limit_reached() if self.iterations else None
+            if reason is not None:
+                self.stop_reason = reason
+                return
+            completion = await self.ask()
+            message = completion.message
+            calls = self.normalise_calls(message)
+            self.messages.append(message)
+            if not calls:
+                self.stop_reason = "completed"
+                return
+            self.open_calls = calls
+            pending = self.pending_of(calls)
+            if pending:
+                self.pending = pending
+                self.stop_reason = (
+                    "approval_required"
+                    if any(p.reason == "approval" for p in pending)
+                    else "external_calls"
+                )
+                return
+            await self.execute(calls, {})
+            if self.tool_choice not in ("auto", "none"):
+                # A forced tool choice would force a call every round and the run would never end.
+                self.tool_choice = "auto"
+
+    def pending_of(self, calls: Sequence[ToolCallBlock]) -> list[PendingCall]:
+        pending: list[PendingCall] = []
+        for call in calls:
+            tool = self.config.tools.get(call.name)
+            if tool is None:
+                continue
+            if not tool.executable:
+                pending.append(PendingCall(ToolCall.from_block(call), "external"))
+            elif self.needs_approval(tool):
+                pending.append(PendingCall(ToolCall.from_block(call), "approval"))
+        return pending
+
+    # -- executing a turn
+
+    async def execute(
+        self, calls: Sequence[ToolCallBlock], decided: Mapping[str, ToolResultMessage]
+    ) -> None:
+        """Run a turn's calls and append one result per call, in call order, whatever happens."""
+        slots: list[ToolResultMessage | None] = [decided.get(c.id) for c in calls]
+        traces: list[TraceEntry | None] = [None] * len(calls)
+        try:
+            todo = [i for i, slot in enumerate(slots) if slot is None]
+            if len(todo) == 1:
+                slots[todo[0]], traces[todo[0]] = await self.run_call(calls[todo[0]])
+            elif todo:
+                await self._run_many(calls, slots, traces, todo)
+        finally:
+            why = (
+                "the run's time limit was reached before this call finished"
+                if self.timed_out()
+                else "the run was cancelled before this call finished"
+            )
+            for i, call in enumerate(calls):
+                result = slots[i]
+                if result is None:
+                    result = _missing_result(call, why)
+                trace = traces[i]
+                if trace is None and call.id not in decided:
+                    trace = TraceEntry(
+                        call.id, call.name, call.arguments, result.text, True, 0.0, self.iterations
+                    )
+                if trace is not None:
+                    self.trace.append(trace)
+                self.messages.append(result)
+            self.open_calls = []
+
+    async def _run_many(
+        self,
+        calls: Sequence[ToolCallBlock],
+        slots: list[ToolResultMessage | None],
+        traces: list[TraceEntry | None],
+        todo: list[int],
+    ) -> None:
+        limiter = anyio.CapacityLimiter(max(1, self.config.max_concurrency))
+
+        async def one(i: int) -> None:
+            async with limiter:
+                slots[i], traces[i] = await self.run_call(calls[i])
+
+        # Consecutive calls run together; a sequential tool runs alone, in its turn.
+        batch: list[int] = []
+        for i in todo:
+            tool = self.config.tools.get(calls[i].name)
+            if tool is not None and tool.sequential:
+                await self._gather(one, batch)
+                batch = []
+                await one(i)
+            else:
+                batch.append(i)
+        await self._gather(one, batch)
+
+    @staticmethod
+    async def _gather(one: Callable[[int], Coroutine[Any, Any, None]], batch: list[int]) -> None:
+        if len(batch) == 1:
+            await one(batch[0])
+        elif batch:
+            async with anyio.create_task_group() as group:
+                for i in batch:
+                    group.start_soon(one, i)
+
+    async def run_call(self, call: ToolCallBlock) -> tuple[ToolResultMessage, TraceEntry]:
+        config = self.config
+        iteration = self.iterations
+        started = time.perf_counter()
+        if config.subscribers or config.stream_sink is not None:
+            await self.emit(FunctionCallStarted(call.id, call.name, call.arguments, iteration))
+        tool_call = ToolCall(call.id, call.name, call.arguments)
+        tool = config.tools.get(call.name)
+        error: BaseException | None = None
+        if tool is None:
+            names = ", ".join(sorted(config.tools)) or "none"
+            message = ToolResultMessage(
+                call_id=call.id,
+                name=call.name,
+                content=[TextPart(f'Error: unknown tool "{call.name}". Available tools: {names}.')],
+                is_error=True,
+            )
+        else:
+            try:
+                if config.on_tool_call is not None:
+                    await _maybe_await(config.on_tool_call(tool_call))
+                ctx = ToolContext(tool_name=call.name, call_id=call.id, deps=config.deps)
+                result = await tool.invoke(call.arguments, ctx)
+            except Exception as exc:  # a hook raised: the call gets the error as its result
+                result = error_result(exc)
+            error = result.error
+            message = ToolResultMessage.from_result(call.id, call.name, result)
+            if config.on_tool_result is not None:
+                try:
+                    await _maybe_await(config.on_tool_result(tool_call, message))
+                except Exception as exc:
+                    failed = error_result(exc)
+                    error = exc
+                    message = ToolResultMessage.from_result(call.id, call.name, failed)
+        duration = time.perf_counter() - started
+        trace = TraceEntry(
+            call.id,
+            call.name,
+            call.arguments,
+            message.text,
+            message.is_error,
+            duration,
+            iteration,
+            error,
+        )
+        if config.subscribers or config.stream_sink is not None:
+            await self.emit(
+                FunctionCallCompleted(
+                    call.id,
+                    call.name,
+                    call.arguments,
+                    message,
+                    message.is_error,
+                    duration,
+                    iteration,
+                )
+            )
+        return message, trace
+
+    # -- resuming a paused turn
+
+    async def resume_turn(
+        self,
+        approvals: Mapping[str, bool | str] | None,
+        results: Mapping[str, Any] | None,
+    ) -> None:
+        """Answer the last turn's open calls with the caller's decisions, then run the rest."""
+        if approvals is None and results is None:
+            return
+        last = self.messages[-1] if self.messages else None
+        if not isinstance(last, AssistantMessage) or not last.tool_calls:
+            if approvals is not None or results is not None:
+                raise ValueError(
+                    "there is no paused turn to resume: the history's last turn has no tool calls"
+                )
+            return
+        calls = last.tool_calls
+        approvals = approvals or {}
+        results = results or {}
+        decided: dict[str, ToolResultMessage] = {}
+        undecided: list[str] = []
+        for call in calls:
+            tool = self.config.tools.get(call.name)
+            if call.id in results:
+                decided[call.id] = ToolCall(call.id, call.name, call.arguments).result(
+                    results[call.id]
+                )
+            elif tool is not None and not tool.executable:
+                undecided.append(f"{call.id} ({call.name}: needs a result)")
+            elif tool is not None and self.needs_approval(tool):
+                verdict = approvals.get(call.id)
+                if verdict is None:
+                    undecided.append(f"{call.id} ({call.name}: needs approval)")
+                elif verdict is not True:
+                    reason = verdict if isinstance(verdict, str) else "the user refused this call"
+                    decided[call.id] = ToolResultMessage(
+                        call_id=call.id,
+                        name=call.name,
+                        content=[TextPart(f"Error: not approved: {reason}")],
+                        is_error=True,
+                    )
+        if undecided:
+            raise ValueError("cannot resume; undecided calls: " + ", ".join(undecided))
+        self.open_calls = calls
+        await self.execute(calls, decided)
+
+
+async def run(
+    config: LoopConfig,
+    prompt: str | None,
+    history: Sequence[Message] | None,
+    *,
+    instructions: str | None = None,
+    approvals: Mapping[str, bool | str] | None = None,
+    results: Mapping[str, Any] | None = None,
+) -> RunResult:
+    """One run of the loop; see `Agent.run` for the semantics."""
+    resuming = approvals is not None or results is not None
+    messages, repairs = _prepare(history, instructions, resuming=resuming)
+    for repair in repairs:
+        logger.warning("toolwire: repaired the history handed in: %s", repair)
+    state = _Run(config, messages, len(messages))
+    limits = config.limits
+    if limits.max_seconds is not None:
+        state.deadline = anyio.current_time() + limits.max_seconds
+    try:
+        with anyio.CancelScope(deadline=state.deadline or float("inf")) as scope:
+            await state.resume_turn(approvals, results)
+            if prompt is not None:
+                messages.append(UserMessage.of(prompt))
+            await state.rounds()
+        if scope.cancelled_caught:
+            state.stop_reason = "time_limit"
+    except BaseException:
+        if state.stop_reason == "completed":
+            state.stop_reason = "cancelled"
+        with anyio.CancelScope(shield=True):
+            await state.emit(RunCompleted(state.result()))
+        raise
+    result = state.result()
+    await state.emit(RunCompleted(result))
+    if limits.raise_on_limit and result.stop_reason in (
+        "max_iterations",
+        "token_limit",
+        "cost_limit",
+        "time_limit",
+    ):
+        raise UsageLimitExceeded(
+            result.stop_reason, f"the run stopped: {result.stop_reason.replace('_', ' ')}", result
+        )
+    return result
+
+
+def _prepare(
+    history: Sequence[Message] | None, instructions: str | None, *, resuming: bool
+) -> tuple[list[Message], list[str]]:
+    messages: list[Message] = list(history or ())
+    repairs: list[str] = []
+    if messages:
+        last = messages[-1]
+        # A paused turn's open calls are answered by resume_turn, not repaired away.
+        paused = resuming and isinstance(last, AssistantMessage) and bool(last.tool_calls)
+        body = messages[:-1] if paused else messages
+        fixed, repairs = repair_history(body)
+        messages = [*fixed, last] if paused else fixed
+    if instructions and not any(isinstance(m, SystemMessage) for m in messages):
+        messages.insert(0, SystemMessage(instructions))
+    return messages, repairs

@@ -1,0 +1,79 @@
+"""Models: the `Model` protocol, the offline test models, and `model()` to resolve a name.
+
+Provider adapters live in their own modules and are imported only when asked for, so
+`import toolwire` never imports a provider SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .base import (
+    Completion,
+    CompletionDone,
+    FinishReason,
+    Model,
+    ModelSettings,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolChoice,
+    Usage,
+    allow_model_requests,
+    check_model_requests_allowed,
+    forbid_model_requests,
+)
+from .testing import FunctionModel, ScriptedModel, TestModel
+
+__all__ = [
+    "PROVIDERS",
+    "Completion",
+    "CompletionDone",
+    "FinishReason",
+    "FunctionModel",
+    "Model",
+    "ModelSettings",
+    "ReasoningDelta",
+    "ScriptedModel",
+    "StreamEvent",
+    "TestModel",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolChoice",
+    "Usage",
+    "allow_model_requests",
+    "check_model_requests_allowed",
+    "forbid_model_requests",
+    "model",
+]
+
+PROVIDERS: dict[str, str] = {
+    "test": "toolwire.models.testing:TestModel",
+}
+"""Provider prefix -> `module:factory`; the factory takes the model name and the options."""
+
+
+def model(spec: str, **options: Any) -> Model:
+    """Resolve `"provider:model-name"` (or just `"test"`) to a model.
+
+    Raises:
+        ValueError: an unknown provider; the message lists the known ones.
+    """
+    provider, _, name = spec.partition(":")
+    target = PROVIDERS.get(provider)
+    if target is None:
+        known = ", ".join(sorted(PROVIDERS))
+        raise ValueError(
+            f"Unknown model provider {provider!r} in {spec!r}. Known providers: {known}."
+        )
+    module_name, _, attribute = target.partition(":")
+    factory = getattr(importlib.import_module(module_name), attribute)
+    if provider == "test":
+        return factory(model_name=name or "test", **options)
+    if not name:
+        raise ValueError(f"{spec!r} names no model; write it as '{provider}:<model-name>'")
+    return factory(name, **options)
