@@ -74,7 +74,9 @@ def pydantic_ai_run(rounds: int) -> Callable[[], Awaitable[Any]] | None:
             count += 1
             if count > rounds:
                 return ModelResponse(parts=[TextPart("done")])
-            return ModelResponse(parts=[ToolCallPart("bump", {"n": count}, tool_call_id=f"c{count}")])
+            return ModelResponse(
+                parts=[ToolCallPart("bump", {"n": count}, tool_call_id=f"c{count}")]
+            )
 
         agent = Agent(FunctionModel(reply), tools=[bump])
         result = await agent.run("go", usage_limits=UsageLimits(request_limit=rounds + 5))
