@@ -1,0 +1,1 @@
+"""Replay of recorded provider traffic for adapter tests (see replay.py)."""
