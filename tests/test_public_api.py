@@ -29,6 +29,7 @@ EXPECTED = [
     "Message",
     "Middleware",
     "Model",
+    "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
     "ModelRequestEvent",

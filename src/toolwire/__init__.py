@@ -27,6 +27,7 @@ from .agent import (
 from .errors import (
     ArgumentProblem,
     DuplicateToolError,
+    ModelConnectionError,
     ModelError,
     ModelHTTPError,
     ModelRequestsForbidden,
@@ -135,6 +136,7 @@ __all__ = [
     "Message",
     "Middleware",
     "Model",
+    "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
     "ModelRequestEvent",

@@ -14,6 +14,7 @@ ToolwireError                     base of everything below
 ├── ModelError                    talking to a model went wrong
 │   ├── ModelHTTPError            the provider answered with an HTTP error (status, message)
 │   │   └── RetryableModelError   ...a 429 or 5xx: also a RetryableError, with retry_after
+│   ├── ModelConnectionError      no answer at all: connection failed or timed out (retryable)
 │   ├── ModelResponseError        a broken answer: in-stream error, truncated stream, bad payload
 │   └── ModelRequestsForbidden    a real provider request where the caller forbade them (tests)
 └── UsageLimitExceeded            a run reached a limit and the caller asked for an exception
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 __all__ = [
     "ArgumentProblem",
     "DuplicateToolError",
+    "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
     "ModelRequestsForbidden",
@@ -224,6 +226,14 @@ class RetryableModelError(ModelHTTPError, RetryableError):
     ) -> None:
         ModelHTTPError.__init__(self, status_code, message, provider=provider, body=body)
         self.retry_after = retry_after
+
+
+class ModelConnectionError(ModelError, RetryableError):
+    """The provider could not be reached, or did not answer in time; worth retrying."""
+
+    def __init__(self, message: str, *, provider: str | None = None) -> None:
+        RetryableError.__init__(self, message)
+        self.provider = provider
 
 
 class ModelResponseError(ModelError):
