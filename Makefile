@@ -36,6 +36,7 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/dispatch.py
+	$(BIN)/python benchmarks/loop.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,7 +1,9 @@
 """toolwire quickstart: typed functions become tools every provider accepts.
 
 Runs offline with no keys: it builds tools, shows the definition each provider would receive,
-and answers the kind of tool calls a model sends (good ones, broken ones, unknown tools).
+runs the agent loop with the offline test model (which calls every tool with arguments made from
+its schema), then replays the kind of calls real models get wrong: bad arguments, broken JSON,
+unknown tools.
 """
 
 from __future__ import annotations
@@ -11,8 +13,17 @@ import json
 from datetime import date
 from enum import Enum
 
-from toolwire import ToolAnnotations, ToolError, ToolRegistry, UnknownToolError, tool, with_timeout
-from toolwire.middleware import apply_middleware
+from toolwire import (
+    Agent,
+    ScriptedModel,
+    TestModel,
+    ToolAnnotations,
+    ToolError,
+    ToolRegistry,
+    apply_middleware,
+    tool,
+    with_timeout,
+)
 
 
 class Unit(Enum):
@@ -53,28 +64,33 @@ async def main() -> None:
         for change in definition.changes:
             print(f"  changed: {change}")
 
-    print("\n== Tool calls as a model sends them ==")
-    calls = [
-        ("forecast", '{"city": "Recife", "day": "2026-12-01"}'),
-        ("forecast", '{"city": "Recife", "day": "2026-12-01", "unit": "fahrenheit"}'),
-        ("forecast", '{"city": "Atlantis", "day": "2026-12-01"}'),
-        ("forecast", '{"city": 42, "day": "tomorrow", "hour": 9}'),
-        ("convert", '{"amount": 100, "rate": 5.31}'),
-        ("convert", '{"amount": 100'),
-        ("forcast", '{"city": "Recife"}'),
-    ]
+    print("\n== The agent loop with the offline test model ==")
+    result = await Agent(TestModel(), tools=registry.all()).run("Try every tool.")
+    for entry in result.trace:
+        print(
+            f"  {entry.name}({entry.arguments}) -> {entry.result}  [{entry.duration * 1000:.1f} ms]"
+        )
+    print(f"  answer: {result.text}")
+    print(f"  stop: {result.stop_reason}, requests: {result.usage.requests}")
 
-    async def answer(name: str, arguments: str) -> str:
-        try:
-            chosen = registry.get(name)
-        except UnknownToolError as exc:
-            return f"error: {exc}"
-        result = await chosen.invoke(arguments)
-        return ("error: " if result.is_error else "ok: ") + result.text
-
-    answers = await asyncio.gather(*(answer(n, a) for n, a in calls))
-    for (name, arguments), text in zip(calls, answers, strict=True):
-        print(f"\n{name}({arguments})\n  -> {text}")
+    print("\n== Calls real models get wrong, answered so the model can fix them ==")
+    mistakes = ScriptedModel(
+        [
+            [
+                ("forecast", '{"city": "Atlantis", "day": "2026-12-01"}'),
+                ("forecast", '{"city": 42, "day": "tomorrow", "hour": 9}'),
+                ("convert", '{"amount": 100'),
+                ("forcast", '{"city": "Recife"}'),
+            ],
+            [("forecast", '{"city": "Recife", "day": "2026-12-01", "unit": "fahrenheit"}')],
+            "Recife will be warm.",
+        ]
+    )
+    result = await Agent(mistakes, tools=registry.all()).run("Weather in Recife?")
+    for entry in result.trace:
+        status = "error" if entry.is_error else "ok"
+        print(f"\n  {entry.name}({entry.arguments})\n  -> {status}: {entry.result}")
+    print(f"\n  answer: {result.text} (stop: {result.stop_reason})")
 
 
 if __name__ == "__main__":

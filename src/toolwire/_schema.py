@@ -311,7 +311,7 @@ def problems_from_validation_error(error: pydantic.ValidationError) -> list[Argu
             continue
         path = tuple(item["loc"])
         message = _MESSAGES.get(kind) or _lower_first(item["msg"])
-        received = None if kind == "missing" else describe_received(item.get("input"))
+        received = None if kind in _MESSAGES else describe_received(item.get("input"))
         problems.append(ArgumentProblem(path, message, received))
     return problems
 
