@@ -9,6 +9,7 @@ compare what toolwire sent with what was recorded. The official SDKs talk to it 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,21 @@ from urllib.parse import urlsplit
 
 import yaml
 
-RECORDINGS = Path(__file__).resolve().parents[3] / "shared" / "recordings"
+
+def _find_recordings() -> Path:
+    # The shared folder sits beside the checkout (../shared from the project root); CI lays a
+    # copy there too. TOOLWIRE_RECORDINGS points elsewhere when needed.
+    override = os.environ.get("TOOLWIRE_RECORDINGS")
+    if override:
+        return Path(override)
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "shared" / "recordings"
+        if candidate.is_dir():
+            return candidate
+    return Path(__file__).resolve().parents[3] / "shared" / "recordings"
+
+
+RECORDINGS = _find_recordings()
 _HOP_HEADERS = {"content-length", "transfer-encoding", "content-encoding", "connection"}
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from recordings.replay import ReplayServer, Reply, iter_recordings, load_cassette
+from recordings.replay import RECORDINGS, ReplayServer, Reply, iter_recordings, load_cassette
 
 
 @pytest.mark.parametrize(
@@ -21,6 +21,7 @@ from recordings.replay import ReplayServer, Reply, iter_recordings, load_cassett
     ],
 )
 def test_every_cassette_loads(provider: str) -> None:
+    assert RECORDINGS.is_dir(), f"the shared recordings are missing: {RECORDINGS}"
     paths = list(iter_recordings(provider))
     assert paths
     for path in paths:
