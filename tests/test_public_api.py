@@ -38,6 +38,7 @@ EXPECTED = [
     "ModelResponseError",
     "ModelResponseEvent",
     "ModelSettings",
+    "ModelStreamError",
     "PendingCall",
     "ReasoningBlock",
     "ReasoningDelta",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from decimal import Decimal
 from types import TracebackType
@@ -208,15 +207,25 @@ class Agent:
             raise RuntimeError(
                 "run_sync() cannot run inside an event loop; await agent.run() instead"
             )
-        call = functools.partial(
-            self.run,
-            prompt,
-            history=history,
-            deps=deps,
-            subscribers=subscribers,
-            approvals=approvals,
-            results=results,
-        )
+
+        async def call() -> RunResult:
+            try:
+                return await self.run(
+                    prompt,
+                    history=history,
+                    deps=deps,
+                    subscribers=subscribers,
+                    approvals=approvals,
+                    results=results,
+                )
+            finally:
+                # This event loop ends with the call; an adapter's connections must not outlive
+                # it (the adapter opens new ones on the next loop).
+                aclose: Callable[[], Any] | None = getattr(self.model, "aclose", None)
+                if aclose is not None:
+                    with anyio.CancelScope(shield=True):
+                        await aclose()
+
         return anyio.run(call)
 
     def run_stream(

@@ -16,6 +16,7 @@ ToolwireError                     base of everything below
 │   │   └── RetryableModelError   ...a 429 or 5xx: also a RetryableError, with retry_after
 │   ├── ModelConnectionError      no answer at all: connection failed or timed out (retryable)
 │   ├── ModelResponseError        a broken answer: in-stream error, truncated stream, bad payload
+│   │   └── ModelStreamError      ...the provider's own error event inside an answer
 │   └── ModelRequestsForbidden    a real provider request where the caller forbade them (tests)
 └── UsageLimitExceeded            a run reached a limit and the caller asked for an exception
 ```
@@ -38,6 +39,7 @@ __all__ = [
     "ModelHTTPError",
     "ModelRequestsForbidden",
     "ModelResponseError",
+    "ModelStreamError",
     "RetryableError",
     "RetryableModelError",
     "SchemaError",
@@ -241,6 +243,33 @@ class ModelResponseError(ModelError):
 
     Never a half-built completion passed on as complete.
     """
+
+
+class ModelStreamError(ModelResponseError):
+    """The provider reported an error inside its answer: an error event in a stream (e.g. Groq's
+    `tool_use_failed`), or an error object in a 200 response.
+
+    Attributes:
+        provider: Which provider reported it.
+        code: The provider's error code, when it gave one.
+        body: The decoded error object.
+        failed_generation: What the model wrote before the provider refused it, when given.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        code: str | None = None,
+        body: object = None,
+        failed_generation: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.code = code
+        self.body = body
+        self.failed_generation = failed_generation
 
 
 class ModelRequestsForbidden(ModelError):

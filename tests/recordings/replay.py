@@ -167,7 +167,10 @@ class ReplayServer:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short shutdown poll: serve_forever's default (0.5 s) would add that much to every test.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
 
     @classmethod
     def from_cassette(cls, path: str | Path) -> ReplayServer:
@@ -237,11 +240,11 @@ class ReplayServer:
 
 def _tail(path: str) -> str:
     # SDKs are pointed at the server's root, so compare the end of the recorded path: the part
-    # after the API version (e.g. "/chat/completions" of "/v1/chat/completions").
+    # after its last API version segment ("/chat/completions" of "/openai/v1/chat/completions").
     parts = path.split("/")
-    for i, part in enumerate(parts):
-        if part in ("v1", "v1beta", "v1beta1", "openai") and i + 1 < len(parts):
-            return "/" + "/".join(parts[i + 1 :])
+    versions = [i for i, part in enumerate(parts) if part in ("v1", "v1beta", "v1beta1", "v2")]
+    if versions and versions[-1] + 1 < len(parts):
+        return "/" + "/".join(parts[versions[-1] + 1 :])
     return path
 
 

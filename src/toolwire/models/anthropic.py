@@ -1,0 +1,607 @@
+"""The Anthropic Messages API adapter (`anthropic:<model>`), built on the official `anthropic` SDK.
+
+The SDK carries the requests (credentials, base URL, headers, timeouts, HTTP errors); toolwire
+reads the response bodies itself so that provider blocks are kept exactly as Anthropic sent them.
+
+Mapping:
+- System messages become `system` (joined by blank lines); user turns carry text, images and
+  documents (PDF, plain text); tool results are `tool_result` blocks (text and images; other
+  parts become a bracketed text description) with `is_error` when the call failed.
+- Thinking blocks keep their `signature`, `redacted_thinking` its `data`, server tool blocks
+  (`server_tool_use`, `web_search_tool_result`, ...) their whole raw block; all of it is sent back
+  verbatim in the next request. Text citations become `Citation`s spanning their text block.
+- `stop_reason: "pause_turn"` is continued automatically (at most `max_continuations` times) by
+  sending the paused content back as the last assistant turn; the `Completion` holds everything
+  the model produced, with usage summed over the requests.
+- Tool definitions come from `tool.definition("anthropic")`. Raw tool definitions (server tools
+  such as `{"type": "web_search_20250305", "name": "web_search"}`) go in `settings.extra["tools"]`
+  and are appended to them. Other keys of `settings.extra` (and the model's `provider_options`,
+  e.g. `thinking`) go straight into the request body.
+
+History from another provider (the documented rule): reasoning blocks are omitted (Anthropic
+cannot verify another provider's reasoning, and it is not the conversation's content), server tool
+call and result blocks are omitted, citations are dropped while their text stays, and tool calls
+and results are kept without any provider state. Anthropic's own citations are not sent back
+either: the text is enough for the model, and the recorded conversations do the same.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from ..errors import (
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelResponseError,
+    RetryableModelError,
+    UnsupportedError,
+)
+from ..messages import (
+    AssistantMessage,
+    FilePart,
+    Message,
+    ReasoningBlock,
+    SystemMessage,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultMessage,
+    UserMessage,
+)
+from ..results import (
+    AudioPart,
+    ContentPart,
+    ImagePart,
+    ResourceLinkPart,
+    ResourcePart,
+    TextPart,
+)
+from ..tools import Tool, ToolLike
+from ._anthropic_stream import PROVIDER, CallIds, StreamAssembler, iter_sse, parse_message
+from .base import (
+    Completion,
+    CompletionDone,
+    ModelSettings,
+    StreamEvent,
+    ToolChoice,
+    check_model_requests_allowed,
+    request_messages,
+    resolve_tools,
+)
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+__all__ = ["DEFAULT_MAX_TOKENS", "MAX_CONTINUATIONS", "AnthropicModel"]
+
+DEFAULT_MAX_TOKENS = 4096
+"""`max_tokens` when neither the settings nor the model give one (Anthropic requires it)."""
+
+MAX_CONTINUATIONS = 5
+"""How many times a paused turn (`stop_reason: "pause_turn"`) is continued by default."""
+
+_THINKING_ON = ("enabled", "adaptive")
+_FORCED = ("any", "tool")
+
+
+class AnthropicModel:
+    """A Claude model over the Anthropic Messages API.
+
+    Args:
+        model_name: The model, e.g. `"claude-sonnet-4-5"`.
+        api_key: The API key; `ANTHROPIC_API_KEY` when not given.
+        base_url: Another endpoint (a proxy, a gateway, a local replay server).
+        timeout: Seconds per request; `settings.timeout` overrides it per request.
+        max_retries: The SDK's own retries (0: the caller decides, e.g. with `with_retry`).
+        client: A ready `anthropic.AsyncAnthropic` (the arguments above are then ignored).
+        max_tokens: The default `max_tokens`.
+        max_continuations: How many times a paused turn is continued.
+        **provider_options: Request body defaults, e.g. `thinking={"type": "enabled",
+            "budget_tokens": 2048}`; `settings.extra` overrides them.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 0,
+        client: AsyncAnthropic | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_continuations: int = MAX_CONTINUATIONS,
+        **provider_options: Any,
+    ) -> None:
+        if client is None:
+            try:
+                import anthropic
+            except ImportError as exc:  # pragma: no cover - depends on the environment
+                raise ImportError(
+                    "The Anthropic adapter needs the `anthropic` package: "
+                    "pip install 'toolwire[anthropic]'"
+                ) from exc
+            key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
+            client = anthropic.AsyncAnthropic(
+                api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            )
+        self.client: AsyncAnthropic = client
+        self._model_name = model_name
+        self.max_tokens = max_tokens
+        self.max_continuations = max_continuations
+        self.provider_options: dict[str, Any] = provider_options
+
+    @property
+    def provider(self) -> str:
+        """`"anthropic"`, as stored on the assistant turns this model writes."""
+        return PROVIDER
+
+    @property
+    def model_name(self) -> str:
+        """The model asked for, e.g. `"claude-sonnet-4-5"`."""
+        return self._model_name
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel({self._model_name!r})"
+
+    async def aclose(self) -> None:
+        """Close the underlying HTTP client."""
+        await self.client.close()
+
+    async def __aenter__(self) -> AnthropicModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> Completion:
+        """Ask the model; a paused turn is continued until it ends (or the limit is reached).
+
+        `Completion.raw` is the response body, or the list of bodies when a turn was continued.
+
+        Raises:
+            RetryableModelError: HTTP 429 or 5xx.
+            ModelHTTPError: another HTTP error.
+            ModelConnectionError: no answer (connection refused, timeout).
+            ModelResponseError: a response toolwire cannot use.
+            UnsupportedError: a request Anthropic cannot take (e.g. forced tool use with thinking).
+        """
+        request = self._request(prompt, history, tools, tool_choice, settings)
+        ids = CallIds()
+        total = await self._send(request, ids)
+        raws: list[Any] = [total.raw]
+        for _ in range(self.max_continuations):
+            if total.raw_finish_reason != "pause_turn":
+                break
+            part = await self._send(request.continued(total.message), ids)
+            raws.append(part.raw)
+            total = _merge(total, part)
+        total.raw = raws[0] if len(raws) == 1 else raws
+        return total
+
+    async def stream_complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """Like `complete`, as events: text, reasoning and tool-call deltas, then `CompletionDone`.
+
+        Tool-call deltas carry the content block's index, shifted past the earlier blocks when a
+        paused turn is continued, so parallel calls never mix.
+        """
+        request = self._request(prompt, history, tools, tool_choice, settings)
+        ids = CallIds()
+        total: Completion | None = None
+        raws: list[Any] = []
+        offset = 0
+        for attempt in range(self.max_continuations + 1):
+            assembler = StreamAssembler(ids, offset)
+            async for event in self._stream(request, assembler):
+                yield event
+            part = assembler.completion()
+            raws.append(part.raw)
+            total = part if total is None else _merge(total, part)
+            if part.raw_finish_reason != "pause_turn" or attempt == self.max_continuations:
+                break
+            offset += assembler.block_count
+            request = request.continued(total.message)
+        assert total is not None
+        total.raw = raws[0] if len(raws) == 1 else raws
+        yield CompletionDone(total)
+
+    # --- requests ---------------------------------------------------------------------------
+
+    def _request(
+        self,
+        prompt: str | None,
+        history: Sequence[Message],
+        tools: Sequence[ToolLike],
+        tool_choice: ToolChoice,
+        settings: ModelSettings | Mapping[str, Any] | None,
+    ) -> _Request:
+        options = ModelSettings.coerce(settings)
+        system, messages = _wire_messages(request_messages(prompt, history), self.provider)
+        body: dict[str, Any] = {"max_tokens": options.max_tokens or self.max_tokens}
+        if system:
+            body["system"] = system
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.top_p is not None:
+            body["top_p"] = options.top_p
+        if options.stop:
+            body["stop_sequences"] = list(options.stop)
+        if options.seed is not None:
+            raise UnsupportedError("Anthropic's Messages API takes no seed; leave `seed` unset")
+        body.update(self.provider_options)
+        extra = dict(options.extra)
+        definitions = [_tool_definition(t) for t in resolve_tools(tools)]
+        raw_tools = extra.pop("tools", None)
+        if raw_tools:
+            definitions.extend(cast(Sequence[dict[str, Any]], raw_tools))
+        body.update(extra)
+        if definitions:
+            body["tools"] = definitions
+            if "tool_choice" not in extra:
+                choice = _tool_choice(tool_choice, options.parallel_tool_calls)
+                if choice is not None:
+                    body["tool_choice"] = choice
+        _check_thinking(body)
+        from anthropic import NOT_GIVEN
+
+        timeout = NOT_GIVEN if options.timeout is None else options.timeout
+        return _Request(self._model_name, messages, body, timeout)
+
+    async def _send(self, request: _Request, ids: CallIds) -> Completion:
+        from anthropic import APIConnectionError, APIStatusError, APITimeoutError
+
+        check_model_requests_allowed(self.provider)
+        try:
+            response = await self.client.messages.with_raw_response.create(
+                model=request.model,
+                max_tokens=request.max_tokens,
+                messages=cast(Any, request.messages),
+                stream=False,
+                extra_body=request.extra_body,
+                timeout=request.timeout,
+            )
+            payload: bytes = await response.read()
+        except APIStatusError as exc:
+            raise _http_error(
+                exc.status_code, exc.body, exc.api_message or exc.message, exc.response.headers
+            ) from exc
+        except APITimeoutError as exc:
+            raise ModelConnectionError(
+                f"Anthropic did not answer in time: {exc}", provider=PROVIDER
+            ) from exc
+        except APIConnectionError as exc:
+            raise ModelConnectionError(
+                f"Could not reach Anthropic: {exc}", provider=PROVIDER
+            ) from exc
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            raise ModelResponseError(
+                f"Anthropic answered with a body that is not JSON: {payload!r:.200}"
+            ) from None
+        return parse_message(data, ids)
+
+    async def _stream(
+        self, request: _Request, assembler: StreamAssembler
+    ) -> AsyncIterator[StreamEvent]:
+        import httpx2
+        from anthropic import APIConnectionError, APIStatusError, APITimeoutError
+
+        check_model_requests_allowed(self.provider)
+        try:
+            async with self.client.messages.with_streaming_response.create(
+                model=request.model,
+                max_tokens=request.max_tokens,
+                messages=cast(Any, request.messages),
+                stream=True,
+                extra_body=request.extra_body,
+                timeout=request.timeout,
+            ) as response:
+                async for data in iter_sse(response.iter_lines()):
+                    event = assembler.feed(data)
+                    if event is not None:
+                        yield event
+        except APIStatusError as exc:
+            raise _http_error(
+                exc.status_code, exc.body, exc.api_message or exc.message, exc.response.headers
+            ) from exc
+        except (APITimeoutError, httpx2.TimeoutException) as exc:
+            raise ModelConnectionError(
+                f"Anthropic did not answer in time: {exc}", provider=PROVIDER
+            ) from exc
+        except APIConnectionError as exc:
+            raise ModelConnectionError(
+                f"Could not reach Anthropic: {exc}", provider=PROVIDER
+            ) from exc
+        except httpx2.TransportError as exc:
+            # The status line came, then the connection broke: the answer is cut, not missing.
+            raise ModelResponseError(f"The Anthropic stream was cut: {exc!r}") from exc
+
+
+@dataclass(slots=True)
+class _Request:
+    model: str
+    messages: list[dict[str, Any]]
+    body: dict[str, Any]
+    timeout: Any  # seconds, or the SDK's "not given"
+
+    @property
+    def max_tokens(self) -> int:
+        return self.body["max_tokens"]
+
+    @property
+    def extra_body(self) -> dict[str, Any]:
+        # The SDK's typed parameters change between releases (sampling parameters are not all
+        # among them), so everything but the required three travels as `extra_body`.
+        return {k: v for k, v in self.body.items() if k != "max_tokens"}
+
+    def continued(self, paused: AssistantMessage) -> _Request:
+        """The same request with the paused turn sent back as the last assistant turn."""
+        content = _assistant_content(paused, same_provider=True)
+        return _Request(
+            self.model,
+            [*self.messages, {"role": "assistant", "content": content}],
+            self.body,
+            self.timeout,
+        )
+
+
+def _merge(first: Completion, then: Completion) -> Completion:
+    message = AssistantMessage(
+        parts=[*first.message.parts, *then.message.parts],
+        provider=PROVIDER,
+        model=then.message.model or first.message.model,
+        id=then.message.id or first.message.id,
+    )
+    return Completion(
+        message=message,
+        usage=first.usage + then.usage,
+        finish_reason=then.finish_reason,
+        raw_finish_reason=then.raw_finish_reason,
+        model=then.model or first.model,
+    )
+
+
+def _check_thinking(body: Mapping[str, Any]) -> None:
+    thinking = body.get("thinking")
+    choice = body.get("tool_choice")
+    if not (isinstance(thinking, Mapping) and isinstance(choice, Mapping)):
+        return
+    thinking_type = cast(Mapping[str, Any], thinking).get("type")
+    choice_type = cast(Mapping[str, Any], choice).get("type")
+    if thinking_type in _THINKING_ON and choice_type in _FORCED:
+        raise UnsupportedError(
+            "Anthropic refuses forced tool use (tool_choice 'required' or a tool name) while "
+            "extended thinking is on; use tool_choice='auto' or turn thinking off"
+        )
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+
+def _http_error(status: int, body: object, message: str, headers: Mapping[str, str]) -> ModelError:
+    """An HTTP error answer as toolwire's error: 429 and 5xx are retryable."""
+    if status == 429 or status >= 500:
+        return RetryableModelError(
+            status, message, provider=PROVIDER, body=body, retry_after=_retry_after(headers)
+        )
+    return ModelHTTPError(status, message, provider=PROVIDER, body=body)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait, from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(float(milliseconds) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+# --- the conversation on the wire -----------------------------------------------------------------
+
+
+def _tool_definition(tool: Tool) -> dict[str, Any]:
+    """A tool as Anthropic's `tools` entry."""
+    definition = tool.definition("anthropic")
+    return {
+        "name": definition.name,
+        "description": definition.description,
+        "input_schema": definition.parameters,
+    }
+
+
+def _tool_choice(choice: ToolChoice, parallel: bool | None) -> dict[str, Any] | None:
+    """toolwire's tool choice as Anthropic's; `None` when it is the API's default (auto)."""
+    wire: dict[str, Any]
+    if isinstance(choice, Mapping):
+        wire = dict(choice)
+    elif choice == "auto":
+        wire = {"type": "auto"}
+    elif choice == "none":
+        wire = {"type": "none"}
+    elif choice == "required":
+        wire = {"type": "any"}
+    else:
+        wire = {"type": "tool", "name": choice}
+    if parallel is False and wire.get("type") in ("auto", "any", "tool"):
+        wire.setdefault("disable_parallel_tool_use", True)
+    return None if wire == {"type": "auto"} else wire
+
+
+def _wire_messages(messages: Sequence[Message], provider: str) -> tuple[str, list[dict[str, Any]]]:
+    """The system prompt and the `messages` list; consecutive same-role turns are merged."""
+    system: list[str] = []
+    wire: list[dict[str, Any]] = []
+
+    def push(role: str, content: list[dict[str, Any]]) -> None:
+        if not content:
+            return
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(content)
+        else:
+            wire.append({"role": role, "content": content})
+
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            system.append(message.text)
+        elif isinstance(message, UserMessage):
+            push("user", [_user_part(p) for p in message.content])
+        elif isinstance(message, AssistantMessage):
+            push("assistant", _assistant_content(message, message.provider == provider))
+        else:
+            push("user", [_tool_result(message)])
+    return "\n\n".join(system), wire
+
+
+def _assistant_content(message: AssistantMessage, same_provider: bool) -> list[dict[str, Any]]:
+    """An assistant turn's blocks; provider state is replayed only to the provider it came from."""
+    out: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextBlock):
+            if part.text:  # Anthropic refuses empty text blocks
+                out.append({"type": "text", "text": part.text})
+        elif isinstance(part, ToolCallBlock):
+            block: dict[str, Any] = {
+                "type": "tool_use",
+                "id": part.id,
+                "name": part.name,
+                "input": _input(part.arguments),
+            }
+            if same_provider and part.provider_state and "caller" in part.provider_state:
+                block["caller"] = part.provider_state["caller"]
+            out.append(block)
+        elif not same_provider or not part.provider_state:
+            continue
+        elif isinstance(part, ReasoningBlock):
+            state = part.provider_state
+            if part.redacted and "data" in state:
+                out.append({"type": "redacted_thinking", "data": state["data"]})
+            elif state.get("signature"):
+                out.append(
+                    {"type": "thinking", "thinking": part.text, "signature": state["signature"]}
+                )
+        else:
+            raw = part.provider_state.get("raw")
+            if isinstance(raw, Mapping):
+                block = dict(cast(Mapping[str, Any], raw))
+                # A direct caller is the API's default; the block is otherwise sent as it came.
+                if block.get("caller") == {"type": "direct"}:
+                    del block["caller"]
+                out.append(block)
+    return out
+
+
+def _input(arguments: str) -> dict[str, Any]:
+    # A call whose arguments are not a JSON object (the model wrote broken JSON) goes back with
+    # no input; its error result tells the model what was wrong.
+    try:
+        value: object = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {}
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def _source(data: bytes | None, url: str | None, mime_type: str) -> dict[str, Any]:
+    if url is not None:
+        return {"type": "url", "url": url}
+    assert data is not None
+    return {"type": "base64", "media_type": mime_type, "data": base64.b64encode(data).decode()}
+
+
+def _user_part(part: TextPart | ImagePart | AudioPart | FilePart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        return {"type": "image", "source": _source(part.data, part.url, part.mime_type)}
+    if isinstance(part, AudioPart):
+        raise UnsupportedError("Anthropic's Messages API takes no audio input")
+    return _document(part)
+
+
+def _document(part: FilePart) -> dict[str, Any]:
+    mime = part.mime_type
+    if mime.startswith("image/"):
+        return {"type": "image", "source": _source(part.data, part.url, mime)}
+    if mime == "application/pdf":
+        block: dict[str, Any] = {"type": "document", "source": _source(part.data, part.url, mime)}
+    elif mime.startswith("text/") and part.data is not None:
+        text = part.data.decode("utf-8", errors="replace")
+        block = {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": text},
+        }
+    else:
+        raise UnsupportedError(
+            f"Anthropic takes PDF and plain-text documents (text by value), not {mime!r}"
+            + (" by URL" if part.url else "")
+        )
+    if part.filename:
+        block["title"] = part.filename
+    return block
+
+
+def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id}
+    content = message.content
+    if len(content) == 1 and isinstance(content[0], TextPart):
+        block["content"] = content[0].text
+    elif content:
+        block["content"] = [_result_part(p) for p in content]
+    if message.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _result_part(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        return {"type": "image", "source": _source(part.data, part.url, part.mime_type)}
+    if isinstance(part, ResourcePart):
+        if part.text is not None:
+            return {"type": "text", "text": part.text}
+        mime = part.mime_type or "application/octet-stream"
+        if mime.startswith("image/") or mime == "application/pdf":
+            kind = "image" if mime.startswith("image/") else "document"
+            return {"type": kind, "source": _source(part.blob, None, mime)}
+        return {"type": "text", "text": f"[resource {part.uri} ({mime})]"}
+    if isinstance(part, ResourceLinkPart):
+        return {"type": "text", "text": f"[resource link {part.uri}]"}
+    # Tool results cannot carry audio on Anthropic: the model is told what was there.
+    return {"type": "text", "text": f"[audio {part.mime_type}]"}

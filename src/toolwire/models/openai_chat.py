@@ -1,0 +1,618 @@
+"""OpenAI Chat Completions (`/chat/completions`): toolwire's conversation to the wire and back.
+
+One wire format serves OpenAI and the servers that copy it (Groq, DeepSeek, OpenRouter, Ollama,
+vLLM, llama.cpp, LM Studio). `ChatProfile` holds what differs between them; `providers` holds their
+base URLs and API keys. Built on the official `openai` SDK, imported only when a model is created.
+
+History from another provider (the drop rule): an assistant turn whose `provider` is not this
+model's keeps its text and its tool calls (their `provider_state` is not sent); its reasoning blocks
+are omitted, because another provider cannot verify them and they are not the conversation's
+content; its server tool calls and results are omitted; citations are dropped and their text stays.
+Tool results are always sent. A turn from the same provider also sends its reasoning back the way
+the profile says: DeepSeek's `reasoning_content`, Ollama's and OpenRouter's `reasoning` field,
+Groq's `<think>` tags. Chat Completions has no shape for server tool blocks, so they are never sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio.lowlevel
+
+from ..errors import (
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelResponseError,
+    ModelStreamError,
+    RetryableModelError,
+    UnsupportedError,
+)
+from ..messages import (
+    AssistantMessage,
+    AssistantPart,
+    FilePart,
+    Message,
+    ReasoningBlock,
+    SystemMessage,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultMessage,
+    UserMessage,
+)
+from ..results import AudioPart, ImagePart, TextPart
+from ..tools import Tool, ToolLike
+from ._openai_chat_parse import (
+    REASONING_FIELDS,
+    Answer,
+    StreamState,
+    arguments_text,
+    citations,
+    get,
+    plain,
+    usage_of,
+)
+from .base import (
+    Completion,
+    CompletionDone,
+    FinishReason,
+    ModelSettings,
+    StreamEvent,
+    ToolChoice,
+    check_model_requests_allowed,
+    request_messages,
+    resolve_tools,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, AsyncStream
+
+__all__ = ["ChatProfile", "ModelStreamError", "OpenAIChatModel"]
+
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "end_turn": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+    "error": "error",
+}
+_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ChatProfile:
+    """What differs between servers that speak Chat Completions.
+
+    Attributes:
+        reasoning_replay: How a turn's own reasoning goes back in later requests: `"omit"`,
+            `"field"` (a message field, see `reasoning_field`) or `"think_tags"` (`<think>` tags
+            before the text, as Groq accepts).
+        reasoning_field: The message field for `"field"`; `None` uses the field it arrived in.
+        reasoning_on_every_turn: Send the field on every assistant turn, empty when there is
+            nothing to send (DeepSeek's thinking mode wants it on tool-call turns).
+        stream_usage: Ask for usage in the last chunk of a stream (`stream_options`).
+        max_tokens_field: The body field `ModelSettings.max_tokens` goes to.
+        file_urls: The server takes a URL as a file's data (OpenRouter); elsewhere files must be
+            bytes, and a URL raises `UnsupportedError`.
+        system_role: The role system messages are sent with.
+    """
+
+    reasoning_replay: Literal["omit", "field", "think_tags"] = "omit"
+    reasoning_field: str | None = None
+    reasoning_on_every_turn: bool = False
+    stream_usage: bool = True
+    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
+    file_urls: bool = False
+    system_role: Literal["system", "developer"] = "system"
+
+
+class OpenAIChatModel:
+    """A model behind a Chat Completions endpoint (OpenAI's or a compatible server's).
+
+    Args:
+        model_name: The model to ask for, e.g. `"gpt-4o"`.
+        provider: The provider's name, stored on every assistant turn it writes.
+        api_key: The key; for `provider="openai"` it defaults to `OPENAI_API_KEY`. Other
+            providers never fall back to OpenAI's key (use the presets in `providers`).
+        base_url: The API root, e.g. `"https://api.groq.com/openai/v1"`.
+        timeout: Seconds per request (the SDK's default when `None`); `ModelSettings.timeout`
+            overrides it per request.
+        max_retries: The SDK's own retries; 0 leaves retrying to the caller (`with_retry`).
+        client: A ready `openai.AsyncOpenAI`; the key, URL, timeout and retries are then ignored.
+        profile: The server's quirks.
+        **client_options: Passed to `openai.AsyncOpenAI` (e.g. `default_headers`, `http_client`).
+
+    Raises:
+        ValueError: no API key.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        provider: str = "openai",
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        max_retries: int = 0,
+        client: AsyncOpenAI | None = None,
+        profile: ChatProfile | None = None,
+        **client_options: Any,
+    ) -> None:
+        self._model_name = model_name
+        self._provider = provider
+        self.profile = profile or ChatProfile()
+        if client is None:
+            from openai import AsyncOpenAI
+
+            if api_key is None and provider == "openai":
+                api_key = os.environ.get("OPENAI_API_KEY")
+            if not api_key:
+                raise ValueError(
+                    f"{provider} needs an API key: pass api_key=... "
+                    + ("or set OPENAI_API_KEY" if provider == "openai" else "")
+                )
+            options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
+            if base_url is not None:
+                options["base_url"] = base_url
+            if timeout is not None:
+                options["timeout"] = timeout
+            options.update(client_options)
+            client = AsyncOpenAI(**options)
+            if "http_client" not in client_options:
+                self._options = options
+        self.client: AsyncOpenAI = client
+        self._loop: object = None
+
+    _options: dict[str, Any] | None = None
+
+    def _client(self) -> AsyncOpenAI:
+        # Pooled connections belong to the event loop that opened them: a client this model
+        # built is rebuilt for a new loop (each `run_sync` starts one) or after `aclose()`.
+        loop = anyio.lowlevel.current_token().native_token
+        if self._options is not None and (loop != self._loop or self.client.is_closed()):
+            if self._loop is not None or self.client.is_closed():
+                from openai import AsyncOpenAI
+
+                self.client = AsyncOpenAI(**self._options)
+            self._loop = loop
+        return self.client
+
+    @property
+    def provider(self) -> str:
+        """The provider's name, as stored on the assistant turns this model writes."""
+        return self._provider
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel({self._model_name!r}, provider={self._provider!r})"
+
+    async def aclose(self) -> None:
+        """Close the underlying HTTP client."""
+        await self.client.close()
+
+    async def __aenter__(self) -> OpenAIChatModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- the Model protocol ------------------------------------------------------------------
+
+    async def complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> Completion:
+        """Ask the model once; `prompt=None` continues from the history alone.
+
+        Raises:
+            ModelHTTPError: an HTTP error (`RetryableModelError` for 429 and 5xx).
+            ModelConnectionError: no answer (connection refused, timeout).
+            ModelResponseError: an answer that cannot be used (no choices, a broken payload).
+            UnsupportedError: a user part the API cannot take.
+        """
+        check_model_requests_allowed(self._provider)
+        kwargs = self.request_body(
+            request_messages(prompt, history), tools, tool_choice, settings, stream=False
+        )
+        try:
+            response = await self._create(kwargs)
+        except Exception as exc:
+            raise self._error(exc, streaming=False) from exc
+        return self._parse_response(response)
+
+    async def stream_complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """Like `complete`, as text, reasoning and tool-call deltas; the last event is the whole.
+
+        A stream that ends before the model finished, or carries an error event, raises
+        `ModelResponseError` (`ModelStreamError` for the provider's own error events).
+        """
+        check_model_requests_allowed(self._provider)
+        kwargs = self.request_body(
+            request_messages(prompt, history), tools, tool_choice, settings, stream=True
+        )
+        try:
+            stream: AsyncStream[Any] = await self._create(kwargs)
+        except Exception as exc:
+            raise self._error(exc, streaming=False) from exc
+        state = StreamState()
+        try:
+            async for chunk in stream:
+                for event in state.feed(chunk):
+                    yield event
+        except Exception as exc:
+            raise self._error(exc, streaming=state.started) from exc
+        finally:
+            await stream.close()
+        if state.answer.finish is None:
+            raise ModelResponseError(
+                f"the {self._provider} stream ended before the model finished "
+                "(no finish_reason); the partial answer was discarded"
+            )
+        yield CompletionDone(self._assemble(state.done()))
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        create: Any = self._client().chat.completions.create
+        return await create(**kwargs)
+
+    # -- the request ---------------------------------------------------------------------------
+
+    def request_body(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolLike],
+        tool_choice: ToolChoice,
+        settings: ModelSettings | Mapping[str, Any] | None,
+        *,
+        stream: bool,
+    ) -> dict[str, Any]:
+        """The keyword arguments for `client.chat.completions.create` (exposed for tests)."""
+        options = ModelSettings.coerce(settings)
+        resolved = resolve_tools(tools)
+        wire_tools = [_tool_definition(t) for t in resolved]
+        extra = dict(options.extra)
+        raw_tools = extra.pop("tools", None)
+        if raw_tools:
+            # Raw tool specs (e.g. OpenRouter's `openrouter:web_search`) join the function tools.
+            wire_tools.extend(raw_tools)
+        kwargs: dict[str, Any] = {
+            "model": self._model_name,
+            "messages": self.wire_messages(messages),
+            "stream": stream,
+        }
+        if wire_tools:
+            kwargs["tools"] = wire_tools
+            if resolved or tool_choice != "auto":
+                kwargs["tool_choice"] = _tool_choice(tool_choice, resolved)
+            if options.parallel_tool_calls is not None:
+                kwargs["parallel_tool_calls"] = options.parallel_tool_calls
+        if stream and self.profile.stream_usage:
+            kwargs["stream_options"] = {"include_usage": True}
+        if options.max_tokens is not None:
+            kwargs[self.profile.max_tokens_field] = options.max_tokens
+        for name in ("temperature", "top_p", "stop", "seed"):
+            value = getattr(options, name)
+            if value is not None:
+                kwargs[name] = value
+        if options.timeout is not None:
+            kwargs["timeout"] = options.timeout
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    def wire_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """The history as Chat Completions messages, following the drop rule."""
+        out: list[dict[str, Any]] = []
+        media: list[dict[str, Any]] = []
+        for message in messages:
+            if media and not isinstance(message, ToolResultMessage):
+                out.append({"role": "user", "content": media})
+                media = []
+            if isinstance(message, SystemMessage):
+                out.append({"role": self.profile.system_role, "content": message.text})
+            elif isinstance(message, UserMessage):
+                out.append({"role": "user", "content": self._user_content(message)})
+            elif isinstance(message, AssistantMessage):
+                out.append(self._assistant(message))
+            else:
+                out.append(
+                    {"role": "tool", "tool_call_id": message.call_id, "content": message.text}
+                )
+                media.extend(self._tool_media(message))
+        if media:
+            out.append({"role": "user", "content": media})
+        return out
+
+    def _user_content(self, message: UserMessage) -> str | list[dict[str, Any]]:
+        parts = message.content
+        if len(parts) == 1 and isinstance(parts[0], TextPart):
+            return parts[0].text
+        return [self._user_part(part) for part in parts]
+
+    def _user_part(self, part: TextPart | ImagePart | AudioPart | FilePart) -> dict[str, Any]:
+        if isinstance(part, TextPart):
+            return {"type": "text", "text": part.text}
+        if isinstance(part, ImagePart):
+            url = part.url if part.data is None else _data_url(part.mime_type, part.data)
+            return {"type": "image_url", "image_url": {"url": url}}
+        if isinstance(part, AudioPart):
+            fmt = _AUDIO_FORMATS.get(part.mime_type)
+            if fmt is None:
+                raise UnsupportedError(
+                    f"Chat Completions takes wav or mp3 audio, not {part.mime_type!r}"
+                )
+            data = base64.b64encode(part.data).decode()
+            return {"type": "input_audio", "input_audio": {"data": data, "format": fmt}}
+        if part.data is None:
+            if not self.profile.file_urls:
+                raise UnsupportedError(
+                    f"{self._provider} Chat Completions cannot fetch a file from a URL "
+                    f"({part.url}); pass the file's bytes instead"
+                )
+            file_data = part.url
+        else:
+            file_data = _data_url(part.mime_type, part.data)
+        file: dict[str, Any] = {"file_data": file_data}
+        file["filename"] = part.filename or _default_filename(part.mime_type)
+        return {"type": "file", "file": file}
+
+    def _tool_media(self, message: ToolResultMessage) -> list[dict[str, Any]]:
+        # Tool messages carry text only; images and audio a tool returned follow as a user turn.
+        parts: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, ImagePart | AudioPart):
+                parts.append(self._user_part(part))
+        if parts:
+            label = f"Media returned by tool call {message.call_id} ({message.name}):"
+            parts.insert(0, {"type": "text", "text": label})
+        return parts
+
+    def _assistant(self, message: AssistantMessage) -> dict[str, Any]:
+        own = message.provider == self._provider
+        texts: list[str] = []
+        reasoning: list[str] = []
+        field: str | None = None
+        calls: list[dict[str, Any]] = []
+        for part in message.parts:
+            if isinstance(part, TextBlock):
+                texts.append(part.text)
+            elif isinstance(part, ToolCallBlock):
+                function = {"name": part.name, "arguments": part.arguments}
+                calls.append({"id": part.id, "type": "function", "function": function})
+            elif isinstance(part, ReasoningBlock) and own and not part.redacted:
+                reasoning.append(part.text)
+                if field is None and part.provider_state:
+                    field = part.provider_state.get("field")
+        text = "".join(texts)
+        out: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
+        profile = self.profile
+        thought = "".join(reasoning)
+        if profile.reasoning_replay == "think_tags" and thought:
+            tagged = f"<think>\n{thought}\n</think>"
+            out["content"] = f"{tagged}\n\n{text}" if text else tagged
+        elif profile.reasoning_replay == "field" and (thought or profile.reasoning_on_every_turn):
+            out[profile.reasoning_field or field or "reasoning_content"] = thought
+        if own and message.provider_state:
+            fields = message.provider_state.get("fields")
+            if isinstance(fields, Mapping):
+                out.update(fields)  # pyright: ignore[reportUnknownArgumentType]
+        if calls:
+            out["tool_calls"] = calls
+        return out
+
+    # -- the response --------------------------------------------------------------------------
+
+    def _parse_response(self, response: Any) -> Completion:
+        error = get(response, "error")
+        if error:
+            raise self._stream_error(error)
+        choices = get(response, "choices")
+        if not choices:
+            raise ModelResponseError(f"{self._provider} returned no choices")
+        message = get(choices[0], "message")
+        if message is None:
+            raise ModelResponseError(f"{self._provider} returned a choice without a message")
+        answer = Answer(id=get(response, "id"), model=get(response, "model"), raw=response)
+        answer.text = get(message, "content") or ""
+        answer.refusal = get(message, "refusal") or ""
+        for name in REASONING_FIELDS:
+            value = get(message, name)
+            if isinstance(value, str) and value:
+                answer.reasoning, answer.reasoning_field = value, name
+                break
+        for call in get(message, "tool_calls") or ():
+            function = get(call, "function")
+            answer.calls.append(
+                (get(call, "id"), get(function, "name"), get(function, "arguments"))
+            )
+        answer.annotations = [plain(a) for a in get(message, "annotations") or ()]
+        answer.finish = get(choices[0], "finish_reason")
+        answer.usage = get(response, "usage")
+        answer.details = get(message, "reasoning_details")
+        return self._assemble(answer)
+
+    def _assemble(self, answer: Answer) -> Completion:
+        parts: list[AssistantPart] = []
+        if answer.reasoning:
+            state = {"field": answer.reasoning_field}
+            parts.append(ReasoningBlock(text=answer.reasoning, provider_state=state))
+        if answer.text:
+            parts.append(TextBlock(answer.text, citations=citations(answer.annotations)))
+        elif answer.refusal:
+            parts.append(TextBlock(answer.refusal, provider_state={"refusal": True}))
+        seen: set[str] = set()
+        salt = str(answer.id) if answer.id else uuid.uuid4().hex[:12]
+        for position, (call_id, name, arguments) in enumerate(answer.calls):
+            if not isinstance(name, str) or not name:
+                raise ModelResponseError(
+                    f"{self._provider} returned tool call {position} without a name"
+                )
+            if not isinstance(call_id, str) or not call_id or call_id in seen:
+                # Missing or repeated ids would pair results with the wrong calls.
+                base = call_id if isinstance(call_id, str) and call_id else f"call_{salt}"
+                call_id = f"{base}_{position}"
+            seen.add(call_id)
+            parts.append(ToolCallBlock(id=call_id, name=name, arguments=arguments_text(arguments)))
+        details = answer.details
+        message = AssistantMessage(
+            parts=parts,
+            provider=self._provider,
+            model=answer.model if isinstance(answer.model, str) else None,
+            id=answer.id if isinstance(answer.id, str) else None,
+            provider_state={"fields": {"reasoning_details": details}}
+            if isinstance(details, list) and details
+            else None,
+        )
+        finish = answer.finish if isinstance(answer.finish, str) else None
+        return Completion(
+            message=message,
+            usage=usage_of(answer.usage),
+            finish_reason=_FINISH.get(finish, "other") if finish else "other",
+            raw_finish_reason=finish,
+            model=message.model,
+            raw=answer.raw,
+        )
+
+    # -- errors --------------------------------------------------------------------------------
+
+    def _error(self, exc: Exception, *, streaming: bool) -> Exception:
+        import openai
+
+        provider = self._provider
+        if isinstance(exc, ModelError):
+            return exc
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            message = _provider_message(exc.body) or exc.message
+            if status == 429 or status >= 500:
+                return RetryableModelError(
+                    status,
+                    message,
+                    provider=provider,
+                    body=exc.body,
+                    retry_after=_retry_after(exc.response.headers),
+                )
+            return ModelHTTPError(status, message, provider=provider, body=exc.body)
+        if isinstance(exc, openai.APITimeoutError):
+            return ModelConnectionError(f"{provider} did not answer in time", provider=provider)
+        if isinstance(exc, openai.APIConnectionError):
+            if streaming:
+                return ModelResponseError(f"the {provider} stream was cut: {exc.__cause__ or exc}")
+            return ModelConnectionError(
+                f"cannot reach {provider}: {exc.__cause__ or exc}", provider=provider
+            )
+        if isinstance(exc, openai.APIError):
+            return self._stream_error(exc.body, exc.message)
+        if isinstance(exc, ValueError):  # undecodable JSON in a stream or a body
+            return ModelResponseError(f"{provider} sent a broken response: {exc}")
+        return exc
+
+    def _stream_error(self, body: object, fallback: str | None = None) -> ModelStreamError:
+        message = _provider_message(body) or fallback or "an unknown error"
+        code: Any = get(body, "code")
+        failed: Any = get(body, "failed_generation")
+        return ModelStreamError(
+            f"{self._provider} reported an error: {message}"
+            + (f" (code {code})" if code is not None else ""),
+            provider=self._provider,
+            code=str(code) if code is not None else None,
+            body=body,
+            failed_generation=failed if isinstance(failed, str) else None,
+        )
+
+
+def _tool_definition(tool: Tool) -> dict[str, Any]:
+    definition = tool.definition("openai")
+    function: dict[str, Any] = {
+        "name": definition.name,
+        "description": definition.description,
+        "parameters": definition.parameters,
+    }
+    if definition.strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(choice: ToolChoice, tools: Sequence[Tool]) -> Any:
+    if choice in ("auto", "none", "required"):
+        return choice
+    if isinstance(choice, str) and any(t.name == choice for t in tools):
+        return {"type": "function", "function": {"name": choice}}
+    return choice
+
+
+def _data_url(mime_type: str, data: bytes) -> str:
+    return f"data:{mime_type};base64,{base64.b64encode(data).decode()}"
+
+
+def _default_filename(mime_type: str) -> str:
+    subtype = mime_type.rpartition("/")[2] or "bin"
+    return f"file.{subtype}"
+
+
+def _provider_message(body: object) -> str | None:
+    if isinstance(body, str):
+        return body or None
+    if not isinstance(body, Mapping):
+        return None
+    message = get(body, "message")
+    if isinstance(message, str) and message:
+        return message
+    error = get(body, "error")
+    if isinstance(error, Mapping):
+        return _provider_message(error)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(error, str) and error:
+        return error
+    return None
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
