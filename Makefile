@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_STAMP := .ci/node/.installed
 
 .PHONY: demo test lint typecheck pytest bench setup clean
 
@@ -17,10 +18,15 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,mcp,cli,dev,bench]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+# Node 22, the MCP reference server and the conformance suite, for tests/mcp (project-local).
+$(NODE_STAMP): .ci/mcp-setup.sh
+	bash .ci/mcp-setup.sh
+	touch $(NODE_STAMP)
+
+setup: $(STAMP) $(NODE_STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/quickstart.py
+	$(BIN)/toolwire demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
@@ -29,7 +35,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/pyright src
 
-pytest: $(STAMP)
+pytest: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
@@ -37,6 +43,8 @@ test: lint typecheck pytest
 bench: $(STAMP)
 	$(BIN)/python benchmarks/dispatch.py
 	$(BIN)/python benchmarks/loop.py
+	$(BIN)/python benchmarks/providers.py
+	$(BIN)/python benchmarks/mcp_throughput.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .ci/node

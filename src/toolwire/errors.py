@@ -18,6 +18,10 @@ ToolwireError                     base of everything below
 │   ├── ModelResponseError        a broken answer: in-stream error, truncated stream, bad payload
 │   │   └── ModelStreamError      ...the provider's own error event inside an answer
 │   └── ModelRequestsForbidden    a real provider request where the caller forbade them (tests)
+├── McpError                      an MCP server failed a request (JSON-RPC `code` when sent)
+│   ├── McpProtocolError          ...answered with something the protocol does not allow
+│   ├── McpAuthError              ...refused our credentials (HTTP 401/403)
+│   └── McpConnectionError        ...could not be reached, or dropped (`may_have_run`)
 └── UsageLimitExceeded            a run reached a limit and the caller asked for an exception
 ```
 
@@ -34,6 +38,10 @@ from dataclasses import dataclass
 __all__ = [
     "ArgumentProblem",
     "DuplicateToolError",
+    "McpAuthError",
+    "McpConnectionError",
+    "McpError",
+    "McpProtocolError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -288,3 +296,32 @@ class UsageLimitExceeded(ToolwireError):
         self.limit = limit
         self.result = result
         super().__init__(message)
+
+
+class McpError(ToolwireError):
+    """An MCP server failed a request; `code` is its JSON-RPC error code, when it sent one."""
+
+    def __init__(self, message: str, *, code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class McpProtocolError(McpError):
+    """An MCP server answered with something the protocol does not allow."""
+
+
+class McpAuthError(McpError):
+    """The server refused our credentials (HTTP 401 or 403)."""
+
+
+class McpConnectionError(McpError):
+    """The connection to the server failed or dropped.
+
+    Attributes:
+        may_have_run: Whether the request may have reached the server before the failure.
+    """
+
+    def __init__(self, message: str, *, may_have_run: bool = False) -> None:
+        super().__init__(message)
+        self.may_have_run = may_have_run

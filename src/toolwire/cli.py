@@ -1,0 +1,548 @@
+"""The `toolwire` command: serve tools over MCP, inspect and call MCP servers, run the agent.
+
+Needs the `cli` and `mcp` extras (`pip install 'toolwire[cli,mcp]'`). Errors go to stderr with a
+non-zero exit code (1 for failures, 2 for bad usage) and no traceback unless `--debug`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import shlex
+import signal
+import socket
+import sys
+import time
+import typing
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .errors import ToolwireError
+from .results import AudioPart, ImagePart, ResourcePart, ToolResult
+from .tools import Tool, as_tool
+
+__all__ = ["app", "console_main", "main", "running_server"]
+
+app = typer.Typer(
+    name="toolwire",
+    help="Wire Python functions and MCP servers to any LLM.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+# soft_wrap: long results stay on one line (rich would otherwise break JSON at the width).
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+_state: dict[str, bool] = {"debug": False}
+
+
+class CliError(Exception):
+    """A failure the user can fix; printed without a traceback."""
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    _state["debug"] = debug
+
+
+# --- shared helpers -----------------------------------------------------------------------------
+
+
+def load_tools(specs: Sequence[str]) -> list[Tool]:
+    """Tools from `module:attribute` specs; the attribute is a tool, a function, or a list."""
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # so `--tools mytools:search` finds ./mytools.py
+    found: list[Tool] = []
+    for spec in specs:
+        module_name, sep, attribute = spec.partition(":")
+        if not sep or not module_name or not attribute:
+            raise CliError(f"--tools takes module:attribute, got {spec!r}")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise CliError(f"cannot import {module_name!r}: {exc}") from exc
+        try:
+            value = getattr(module, attribute)
+        except AttributeError:
+            raise CliError(f"module {module_name!r} has no attribute {attribute!r}") from None
+        items: list[Any] = list(value) if isinstance(value, list | tuple) else [value]  # pyright: ignore[reportUnknownArgumentType]
+        for item in items:
+            try:
+                found.append(as_tool(item))
+            except TypeError as exc:
+                raise CliError(f"{spec}: {exc}") from exc
+    return found
+
+
+def prebuilt_tools() -> list[Tool]:
+    from .prebuilt import available
+
+    return list(available())
+
+
+def _client(
+    target: str | None, stdio: str | None, token: str | None, headers: Sequence[str]
+) -> Any:
+    from .mcp import McpClient, StdioServerParameters
+
+    if (target is None) == (stdio is None):
+        raise CliError("give either a server URL or --stdio 'command args'")
+    parsed_headers: dict[str, str] = {}
+    for header in headers:
+        name, sep, value = header.partition("=")
+        if not sep:
+            raise CliError(f"--header takes NAME=VALUE, got {header!r}")
+        parsed_headers[name.strip()] = value.strip()
+    if stdio is not None:
+        words = shlex.split(stdio)
+        if not words:
+            raise CliError("--stdio needs a command")
+        return McpClient(StdioServerParameters(command=words[0], args=words[1:]))
+    assert target is not None
+    if not target.startswith(("http://", "https://")):
+        raise CliError(f"{target!r} is not an http(s) URL; use --stdio for a local command")
+    return McpClient(target, auth_token=token, headers=parsed_headers or None)
+
+
+def _parse_pairs(pairs: Sequence[str], raw_json: str | None) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    if raw_json:
+        try:
+            loaded = json.loads(raw_json)
+        except ValueError as exc:
+            raise CliError(f"--json is not valid JSON: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise CliError("--json must be a JSON object")
+        args.update(loaded)  # pyright: ignore[reportUnknownArgumentType]
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"arguments are key=value, got {pair!r}")
+        try:
+            args[key] = json.loads(value)  # numbers, booleans, lists, objects
+        except ValueError:
+            args[key] = value  # anything else is a string
+    return args
+
+
+def _preview(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _print_result(result: ToolResult, save_dir: Path | None) -> None:
+    for i, part in enumerate(result.content):
+        if isinstance(part, ImagePart | AudioPart) and part.data is not None:
+            if save_dir is None:
+                out.print(
+                    f"[{part.kind} {part.mime_type}, {len(part.data)} bytes; --save DIR writes it]"
+                )
+                continue
+            save_dir.mkdir(parents=True, exist_ok=True)
+            extension = part.mime_type.split("/")[-1].split("+")[0]
+            path = save_dir / f"part{i}.{extension}"
+            path.write_bytes(part.data)
+            out.print(f"[{part.kind} saved to {path}]")
+        elif isinstance(part, ResourcePart) and part.blob is not None:
+            out.print(f"[resource {part.uri}: {len(part.blob)} bytes]")
+        else:
+            out.print(ToolResult(content=[part]).text, markup=False)
+
+
+def _run(main: Callable[[], Any]) -> Any:
+    try:
+        return anyio.run(main)
+    except KeyboardInterrupt:
+        err.print("stopped")
+        raise typer.Exit(130) from None
+
+
+# --- serve ---------------------------------------------------------------------------------------
+
+
+@app.command(epilog="Example: toolwire serve --prebuilt --port 8000")
+def serve(
+    tools: Annotated[
+        list[str] | None, typer.Option("--tools", help="module:attribute, repeatable.")
+    ] = None,
+    prebuilt: Annotated[bool, typer.Option("--prebuilt", help="Serve the prebuilt tools.")] = False,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8000,
+    stdio: Annotated[bool, typer.Option("--stdio", help="Serve over stdin/stdout.")] = False,
+    token: Annotated[str | None, typer.Option(help="Require this bearer token.")] = None,
+    stateless: Annotated[bool, typer.Option(help="No sessions (for several workers).")] = False,
+) -> None:
+    """Serve tools over MCP (Streamable HTTP, or stdio); stop with Ctrl-C."""
+    chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
+    if not chosen:
+        raise CliError("nothing to serve: pass --prebuilt and/or --tools module:attribute")
+    if stdio:
+        from .mcp import serve as serve_mcp
+
+        async def over_stdio() -> None:
+            await serve_mcp(chosen, stdio=True)
+
+        _run(over_stdio)
+        return
+
+    server, listener, url = _http_server(
+        chosen, host=host, port=port, token=token, stateless=stateless
+    )
+
+    async def over_http() -> None:
+        # Signals are taken over before the URL is printed, so a Ctrl-C that follows the URL
+        # always gets the graceful path.
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with anyio.create_task_group() as group:
+
+                async def run_server() -> None:
+                    await server.serve(sockets=[listener])
+                    group.cancel_scope.cancel()  # the server ended on its own: stop waiting
+
+                group.start_soon(run_server)
+                out.print(url)
+                err.print(f"serving {len(chosen)} tools at {url} (Ctrl-C stops)")
+                async for _ in signals:
+                    server.should_exit = True  # graceful: finish requests, end sessions
+                    break
+        err.print("stopped")
+
+    _run(over_http)
+
+
+def _http_server(
+    tools: Sequence[Tool], *, host: str, port: int, token: str | None, stateless: bool
+) -> tuple[Any, socket.socket, str]:
+    import uvicorn
+
+    from .mcp import create_app
+
+    try:
+        listener = socket.create_server((host, port))
+    except OSError as exc:
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    config = uvicorn.Config(
+        create_app(tools, auth_token=token, stateless=stateless),
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
+    url = f"http://{host}:{listener.getsockname()[1]}/mcp"
+
+    class Server(uvicorn.Server):
+        # toolwire handles Ctrl-C itself; uvicorn's own handler would re-raise the signal after
+        # shutting down and tear down the app mid-lifespan.
+        @contextlib.contextmanager
+        def capture_signals(self) -> Generator[None]:
+            yield
+
+    return Server(config), listener, url
+
+
+@contextlib.asynccontextmanager
+async def running_server(
+    tools: Sequence[Tool],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    token: str | None = None,
+    stateless: bool = False,
+) -> AsyncGenerator[str]:
+    """Serve `tools` over MCP on `host:port` in this process; yields the URL once it listens."""
+    server, listener, url = _http_server(
+        tools, host=host, port=port, token=token, stateless=stateless
+    )
+    async with anyio.create_task_group() as group:
+        # The socket already listens, so clients may connect at once: the kernel queues them
+        # until uvicorn, its startup done, accepts. Nothing to wait for here.
+        group.start_soon(lambda: server.serve(sockets=[listener]))
+        try:
+            yield url
+        finally:
+            server.should_exit = True  # serve() returns after a graceful shutdown (5 s at most)
+
+
+# --- tools, call -----------------------------------------------------------------------------------
+
+
+@app.command("tools", epilog="Example: toolwire tools http://127.0.0.1:8000/mcp")
+def list_tools(
+    url: Annotated[str | None, typer.Argument(help="The server's MCP URL.")] = None,
+    stdio: Annotated[str | None, typer.Option(help="Start a stdio server: 'command args'.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
+    header: Annotated[list[str] | None, typer.Option(help="NAME=VALUE, repeatable.")] = None,
+) -> None:
+    """List an MCP server's tools."""
+    client = _client(url, stdio, token, header or [])
+
+    async def main() -> list[Any]:
+        async with client:
+            return list(await client.list_tools())
+
+    specs = _run(main)
+    if as_json:
+        rows = [
+            {
+                "name": s.name,
+                "description": s.description,
+                "annotations": _annotation_dict(s.annotations),
+                "inputSchema": s.input_schema,
+            }
+            for s in specs
+        ]
+        out.print_json(json.dumps(rows))
+        return
+    table = Table(title=f"{len(specs)} tools")
+    table.add_column("name", style="bold")
+    table.add_column("annotations")
+    table.add_column("description")
+    for spec in specs:
+        notes = ", ".join(k for k, v in _annotation_dict(spec.annotations).items() if v is True)
+        table.add_row(spec.name, notes, _preview(spec.description or "", 90))
+    out.print(table)
+
+
+def _annotation_dict(annotations: Any) -> dict[str, Any]:
+    fields = ("title", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
+    return {
+        f: getattr(annotations, f, None)
+        for f in fields
+        if getattr(annotations, f, None) is not None
+    }
+
+
+@app.command(epilog="Example: toolwire call http://127.0.0.1:8000/mcp calculator expression='2*21'")
+def call(
+    target: Annotated[str, typer.Argument(help="The server's MCP URL, or the tool with --stdio.")],
+    rest: Annotated[list[str] | None, typer.Argument(help="TOOL then key=value arguments.")] = None,
+    stdio: Annotated[str | None, typer.Option(help="Start a stdio server: 'command args'.")] = None,
+    raw_json: Annotated[
+        str | None, typer.Option("--json", help="Arguments as a JSON object.")
+    ] = None,
+    save: Annotated[
+        Path | None, typer.Option(help="Write images and audio to this folder.")
+    ] = None,
+    token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
+    header: Annotated[list[str] | None, typer.Option(help="NAME=VALUE, repeatable.")] = None,
+) -> None:
+    """Call one tool of an MCP server and print its result (exit 1 when it is an error)."""
+    words = list(rest or [])
+    if stdio is None:
+        url = target
+        if not words:
+            raise CliError("name the tool to call after the URL")
+        tool_name, pairs = words[0], words[1:]
+    else:
+        url, tool_name, pairs = None, target, words
+    args = _parse_pairs(pairs, raw_json)
+    client = _client(url, stdio, token, header or [])
+
+    async def main() -> ToolResult:
+        async with client:
+            return await client.call_tool(tool_name, args)
+
+    result = _run(main)
+    _print_result(result, save)
+    if result.is_error:
+        raise typer.Exit(1)
+
+
+# --- run, demo ------------------------------------------------------------------------------------
+
+
+def _model(spec: str) -> Any:
+    from .models import model
+
+    if spec == "test":
+        return model("test")
+    try:
+        return model(spec)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _live_view(event: Any) -> None:
+    from ._loop import FunctionCallCompleted
+
+    if isinstance(event, FunctionCallCompleted):
+        mark = "[red]error[/red]" if event.is_error else "[green]ok[/green]"
+        err.print(
+            f"  {mark} [bold]{event.name}[/bold]({_preview(event.arguments, 80)}) "
+            f"{event.duration * 1000:.0f} ms -> {_preview(event.result.text, 100)}",
+            markup=True,
+        )
+
+
+def _report(result: Any) -> None:
+    out.print(result.text, markup=False)
+    usage = result.usage
+    cost = (
+        f"${result.cost.total:.6f}"
+        if result.cost.total is not None
+        else f"unknown ({result.cost.reason})"
+    )
+    err.print(
+        f"stop: {result.stop_reason} | requests: {usage.requests} | tokens: {usage.input_tokens} in, "
+        f"{usage.output_tokens} out | tool calls: {len(result.trace)} | cost: {cost}"
+    )
+
+
+@app.command(epilog='Example: toolwire run "What is 17% of 2,340?" --model test --prebuilt')
+def run(
+    prompt: Annotated[str, typer.Argument(help="The user's message.")],
+    model: Annotated[
+        str, typer.Option(help="provider:model-name, or 'test' for the offline model.")
+    ] = "test",
+    mcp: Annotated[list[str] | None, typer.Option(help="An MCP server URL, repeatable.")] = None,
+    prebuilt: Annotated[
+        bool, typer.Option("--prebuilt", help="Give the agent the prebuilt tools.")
+    ] = False,
+    tools: Annotated[
+        list[str] | None, typer.Option("--tools", help="module:attribute, repeatable.")
+    ] = None,
+    max_iterations: Annotated[int, typer.Option(help="Model requests at most.")] = 8,
+    instructions: Annotated[str | None, typer.Option(help="System prompt.")] = None,
+) -> None:
+    """Run the agent loop with a live view of each tool call, then the answer, usage and cost."""
+    from .agent import Agent
+
+    chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
+    resolved = _model(model)
+
+    async def main() -> Any:
+        async with contextlib.AsyncExitStack() as stack:
+            remote: list[Tool] = []
+            for url in mcp or []:
+                client = _client(url, None, None, [])
+                await stack.enter_async_context(client)
+                remote.extend(await client.tools())
+            agent = Agent(
+                resolved,
+                tools=[*chosen, *remote],
+                instructions=instructions,
+                max_iterations=max_iterations,
+                subscribers=[_live_view],
+            )
+            return await agent.run(prompt)
+
+    _report(_run(main))
+
+
+_PROVIDER_KEYS = (
+    ("OPENAI_API_KEY", "openai:gpt-4.1-mini"),
+    ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"),
+)
+
+
+def demo_model() -> tuple[Any, str]:
+    """The demo's model: a real provider when its key is set (and its adapter is known), else the
+    offline plan model; with a sentence saying which."""
+    from .models import PROVIDERS, FunctionModel, model
+
+    for variable, spec in _PROVIDER_KEYS:
+        if os.environ.get(variable) and spec.split(":")[0] in PROVIDERS:
+            return model(spec), f"using {spec} because {variable} is set"
+    return FunctionModel(_offline_plan, model_name="demo-plan"), (
+        "using the offline test model (no provider key set)"
+    )
+
+
+def _offline_plan(messages: list[Any], request: Any) -> Any:
+    """A scripted offline model: one turn of parallel calls, then an answer built from results."""
+    from .messages import ToolResultMessage
+
+    names = {t.name for t in request.tools}
+    results = [m for m in messages if isinstance(m, ToolResultMessage)]
+    if not results:
+        plan = [
+            ("calculator", {"expression": "17% of 2,340"}),
+            ("current_datetime", {"timezone": "America/Sao_Paulo"}),
+            ("br_validate_cpf", {"cpf": "529.982.247-25"}),
+            ("br_validate_cnpj", {"cnpj": "12.ABC.345/01DE-35"}),
+        ]
+        return [(name, args) for name, args in plan if name in names]
+    lines = [f"- {r.name}: {_preview(r.text, 160)}" for r in results]
+    return "Here is what the tools found:\n" + "\n".join(lines)
+
+
+@app.command(epilog="Example: toolwire demo")
+def demo() -> None:
+    """The main job: serve the prebuilt tools over MCP, discover them, run the agent, shut down."""
+    from .agent import Agent
+    from .mcp import McpClient
+
+    tools = prebuilt_tools()
+    resolved, why = demo_model()
+
+    async def main() -> Any:
+        started = time.perf_counter()
+        async with running_server(tools, port=0) as url:
+            err.print(f"1. serving {len(tools)} prebuilt tools over MCP at {url}")
+            async with McpClient(url) as client:
+                remote = await client.tools()
+                err.print(f"2. discovered {len(remote)} tools through the MCP client")
+                err.print(f"3. running the agent loop, {why}")
+                agent = Agent(resolved, tools=remote, subscribers=[_live_view])
+                result = await agent.run("Run a quick check of the toolbox and summarise it.")
+        err.print(f"4. server stopped; {time.perf_counter() - started:.2f} s in all")
+        return result
+
+    _report(_run(main))
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    # Task groups wrap a single failure in an ExceptionGroup; the user wants the failure.
+    inner = typing.cast(tuple[BaseException, ...], getattr(exc, "exceptions", ()))
+    if isinstance(exc, BaseExceptionGroup) and len(inner) == 1:
+        return _unwrap(inner[0])
+    return typing.cast(BaseException, exc)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `toolwire` command; returns the exit code."""
+    try:
+        try:
+            code = app(args=list(argv) if argv is not None else None, standalone_mode=False)
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+        if isinstance(code, int):  # a command's typer.Exit(n) comes back as its return value
+            return code
+    except typer.Exit as exc:
+        return exc.exit_code
+    except (CliError, ToolwireError, OSError) as exc:
+        if _state["debug"]:
+            raise
+        err.print(f"error: {exc}", markup=False)
+        return 1
+    except typer.Abort:
+        return 130
+    except Exception as exc:  # usage errors (typer's own click) and anything unexpected
+        show = getattr(exc, "show", None)
+        if callable(show) and isinstance(getattr(exc, "exit_code", None), int):
+            show()
+            return int(getattr(exc, "exit_code"))  # noqa: B009 - typed by the check above
+        if _state["debug"]:
+            raise
+        err.print(f"error: {type(exc).__name__}: {exc}", markup=False)
+        return 1
+    return 0
+
+
+def console_main() -> None:
+    """What the installed `toolwire` script runs."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    console_main()

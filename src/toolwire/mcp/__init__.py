@@ -1,0 +1,47 @@
+"""MCP for toolwire: remote servers' tools as ordinary tools, and toolwire tools served over MCP.
+
+Needs the `mcp` extra (`pip install 'toolwire[mcp]'`). `import toolwire` never imports this
+package; `import toolwire.mcp` imports the official `mcp` SDK.
+"""
+
+from __future__ import annotations
+
+from ._content import (
+    McpAuthError,
+    McpConnectionError,
+    McpError,
+    McpProtocolError,
+    McpToolSpec,
+)
+from .client import McpClient, McpTool, StdioServerParameters, from_mcp
+from .registry import (
+    McpRegistry,
+    McpServerConfig,
+    McpServerInfo,
+    McpToolRegistry,
+    StaticMcpRegistry,
+    run_agent,
+)
+from .server import LOCAL_HOSTS, build_server, create_app, serve
+
+__all__ = [
+    "LOCAL_HOSTS",
+    "McpAuthError",
+    "McpClient",
+    "McpConnectionError",
+    "McpError",
+    "McpProtocolError",
+    "McpRegistry",
+    "McpServerConfig",
+    "McpServerInfo",
+    "McpTool",
+    "McpToolRegistry",
+    "McpToolSpec",
+    "StaticMcpRegistry",
+    "StdioServerParameters",
+    "build_server",
+    "create_app",
+    "from_mcp",
+    "run_agent",
+    "serve",
+]

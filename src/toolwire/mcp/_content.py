@@ -1,0 +1,261 @@
+"""MCP wire shapes <-> toolwire values: content blocks, tool results, tool listings, annotations.
+
+Plain dicts on both sides of the wire: parsing a result with the SDK's version-aware models would
+cost more than the whole HTTP exchange, and a malformed result has to become a readable error
+result rather than a validation traceback.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import McpAuthError, McpConnectionError, McpError, McpProtocolError
+from ..results import (
+    AudioPart,
+    ContentPart,
+    ImagePart,
+    ResourceLinkPart,
+    ResourcePart,
+    TextPart,
+    ToolResult,
+)
+from ..tools import ToolAnnotations
+
+__all__ = [
+    "McpAuthError",
+    "McpConnectionError",
+    "McpError",
+    "McpProtocolError",
+    "McpToolSpec",
+    "annotations_from_mcp",
+    "annotations_to_mcp",
+    "parse_call_result",
+    "parse_tool_spec",
+    "result_to_mcp",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolSpec:
+    """A tool as an MCP server lists it.
+
+    Attributes:
+        name: The server's name for the tool.
+        description: What the server says the tool does (may be empty).
+        input_schema: The JSON Schema of the arguments.
+        output_schema: The JSON Schema of `structuredContent`, when the server declares one.
+        annotations: The server's behaviour hints.
+        title: A display name, when the server gives one.
+    """
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
+    title: str | None = None
+
+
+_HINTS = (
+    ("title", "title"),
+    ("readOnlyHint", "read_only_hint"),
+    ("destructiveHint", "destructive_hint"),
+    ("idempotentHint", "idempotent_hint"),
+    ("openWorldHint", "open_world_hint"),
+)
+
+
+def annotations_from_mcp(raw: Any) -> ToolAnnotations:
+    """Read MCP `annotations`; values of the wrong type count as "not said"."""
+    if not isinstance(raw, Mapping):
+        return ToolAnnotations()
+    data = typing.cast(Mapping[str, Any], raw)
+    title = data.get("title")
+    values: dict[str, Any] = {"title": title if isinstance(title, str) else None}
+    for wire, attr in _HINTS[1:]:
+        value = data.get(wire)
+        values[attr] = value if isinstance(value, bool) else None
+    return ToolAnnotations(**values)
+
+
+def annotations_to_mcp(annotations: ToolAnnotations) -> dict[str, Any] | None:
+    """MCP `annotations` for a tool, or `None` when it says nothing."""
+    out = {
+        wire: getattr(annotations, attr)
+        for wire, attr in _HINTS
+        if getattr(annotations, attr) is not None
+    }
+    return out or None
+
+
+def parse_tool_spec(raw: Any) -> McpToolSpec:
+    """One entry of a `tools/list` result.
+
+    Raises:
+        McpProtocolError: the entry has no name or a schema that is not an object.
+    """
+    if not isinstance(raw, Mapping):
+        raise McpProtocolError(f"a listed tool is not an object: {_short(raw)}")
+    data = typing.cast(Mapping[str, Any], raw)
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise McpProtocolError(f"a listed tool has no name: {_short(raw)}")
+    schema: Any = data.get("inputSchema")
+    if schema is None:
+        schema = {"type": "object", "properties": {}}
+    if not isinstance(schema, Mapping):
+        raise McpProtocolError(f"tool {name!r} has an inputSchema that is not an object")
+    output = data.get("outputSchema")
+    if output is not None and not isinstance(output, Mapping):
+        raise McpProtocolError(f"tool {name!r} has an outputSchema that is not an object")
+    description = data.get("description")
+    title = data.get("title")
+    return McpToolSpec(
+        name=name,
+        description=description if isinstance(description, str) else "",
+        input_schema=dict(typing.cast(Mapping[str, Any], schema)),
+        output_schema=dict(typing.cast(Mapping[str, Any], output)) if output is not None else None,
+        annotations=annotations_from_mcp(data.get("annotations")),
+        title=title if isinstance(title, str) else None,
+    )
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _decode(value: Any, what: str) -> bytes:
+    if not isinstance(value, str):
+        raise McpProtocolError(f"{what} has no base64 `data`")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise McpProtocolError(f"{what} has invalid base64 data: {exc}") from None
+
+
+def _opt_str(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _parse_part(raw: Any, index: int) -> ContentPart:
+    if not isinstance(raw, Mapping):
+        raise McpProtocolError(f"content[{index}] is not an object: {_short(raw)}")
+    item = typing.cast(Mapping[str, Any], raw)
+    kind = item.get("type")
+    where = f"content[{index}] ({kind})"
+    if kind == "text":
+        text = item.get("text")
+        if not isinstance(text, str):
+            raise McpProtocolError(f"{where} has no `text` string")
+        return TextPart(text)
+    if kind == "image":
+        data = _decode(item.get("data"), where)
+        return ImagePart(data=data, mime_type=_opt_str(item, "mimeType") or "image/png")
+    if kind == "audio":
+        data = _decode(item.get("data"), where)
+        return AudioPart(data=data, mime_type=_opt_str(item, "mimeType") or "audio/wav")
+    if kind == "resource":
+        resource = item.get("resource")
+        if not isinstance(resource, Mapping):
+            raise McpProtocolError(f"{where} has no `resource` object")
+        res = typing.cast(Mapping[str, Any], resource)
+        uri = res.get("uri")
+        if not isinstance(uri, str):
+            raise McpProtocolError(f"{where} has no `uri`")
+        mime = _opt_str(res, "mimeType")
+        if isinstance(res.get("text"), str):
+            return ResourcePart(uri=uri, mime_type=mime, text=res["text"])
+        if "blob" in res:
+            return ResourcePart(uri=uri, mime_type=mime, blob=_decode(res["blob"], where))
+        raise McpProtocolError(f"{where} has neither `text` nor `blob`")
+    if kind == "resource_link":
+        uri = item.get("uri")
+        if not isinstance(uri, str):
+            raise McpProtocolError(f"{where} has no `uri`")
+        return ResourceLinkPart(
+            uri=uri,
+            name=_opt_str(item, "name"),
+            description=_opt_str(item, "description"),
+            mime_type=_opt_str(item, "mimeType"),
+        )
+    raise McpProtocolError(f"content[{index}] has an unknown type {kind!r}")
+
+
+def parse_call_result(raw: Any) -> ToolResult:
+    """A `tools/call` result as a `ToolResult`.
+
+    Raises:
+        McpProtocolError: the result does not have the shape MCP prescribes.
+    """
+    if not isinstance(raw, Mapping):
+        raise McpProtocolError(f"the tools/call result is not an object: {_short(raw)}")
+    data = typing.cast(Mapping[str, Any], raw)
+    content = data.get("content", [])
+    if not isinstance(content, list):
+        raise McpProtocolError("the tools/call result's `content` is not a list")
+    parts = [_parse_part(item, i) for i, item in enumerate(typing.cast(list[Any], content))]
+    is_error = data.get("isError", False)
+    if not isinstance(is_error, bool):
+        raise McpProtocolError("the tools/call result's `isError` is not a boolean")
+    structured = data.get("structuredContent")
+    if structured is not None and not isinstance(structured, dict):
+        raise McpProtocolError("the tools/call result's `structuredContent` is not an object")
+    return ToolResult(content=parts, is_error=is_error, structured=structured)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _part_to_mcp(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        if part.data is None:
+            # MCP images carry their bytes; a URL-only image can only travel as a link.
+            return {
+                "type": "resource_link",
+                "uri": part.url,
+                "name": part.url,
+                "mimeType": part.mime_type,
+            }
+        return {"type": "image", "data": _b64(part.data), "mimeType": part.mime_type}
+    if isinstance(part, AudioPart):
+        return {"type": "audio", "data": _b64(part.data), "mimeType": part.mime_type}
+    if isinstance(part, ResourcePart):
+        resource: dict[str, Any] = {"uri": part.uri}
+        if part.mime_type is not None:
+            resource["mimeType"] = part.mime_type
+        if part.text is not None:
+            resource["text"] = part.text
+        else:
+            resource["blob"] = _b64(part.blob or b"")
+        return {"type": "resource", "resource": resource}
+    link: dict[str, Any] = {"type": "resource_link", "uri": part.uri, "name": part.name or part.uri}
+    if part.description is not None:
+        link["description"] = part.description
+    if part.mime_type is not None:
+        link["mimeType"] = part.mime_type
+    return link
+
+
+def result_to_mcp(result: ToolResult) -> dict[str, Any]:
+    """A `ToolResult` as an MCP `tools/call` result."""
+    out: dict[str, Any] = {"content": [_part_to_mcp(p) for p in result.content]}
+    if result.is_error:
+        out["isError"] = True
+    else:
+        structured: Any = result.structured
+        if isinstance(structured, dict):
+            # MCP only allows an object here; other JSON values stay in the text content.
+            out["structuredContent"] = structured
+    return out

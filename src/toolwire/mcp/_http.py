@@ -1,0 +1,500 @@
+"""The Streamable HTTP side of `McpClient`: JSON-RPC over POST, SSE answers, session recovery.
+
+toolwire owns this exchange instead of driving the SDK's transport because recovery needs to see
+what actually happened to each request: a 404 for our session id (the request was not processed,
+so repeating it is safe), a connection that failed before the request left (also safe) and one
+that dropped after it left (safe only for read-only or idempotent tools). The SDK's transport
+folds these into one opaque error, or tears down its task group, so the caller cannot tell them
+apart. It runs on `httpx2`, the SDK's own HTTP client, which holds up far better than `httpx`
+under many concurrent requests.
+
+Two protocol eras are spoken: the per-request revision 2026-07-28 (no handshake, no session;
+each request says who we are) when `server/discover` offers it, else the initialize handshake
+(2025-11-25 and older), which every server deployed today accepts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import typing
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_header_map
+
+from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
+
+__all__ = ["HttpSession", "SessionGone"]
+
+PROTOCOL_VERSION = "2025-11-25"
+"""The handshake revision we offer; servers may answer with an older one."""
+
+MODERN_VERSION = "2026-07-28"
+"""The per-request revision (no handshake, no session), used when `server/discover` offers it."""
+
+_ACCEPTED_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+_META_CLIENT = "io.modelcontextprotocol/clientInfo"
+_META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_META_SERVER = "io.modelcontextprotocol/serverInfo"
+_SESSION_HEADER = "mcp-session-id"
+_VERSION_HEADER = "mcp-protocol-version"
+_DEFAULT_RETRY_MS = 1000
+_MAX_RESUMES = 3
+"""How often one request's answer stream is resumed (GET + Last-Event-ID) before giving up."""
+
+
+class SessionGone(Exception):
+    """The server answered 404 to a request carrying our session id: it no longer knows it."""
+
+
+class _Lost(Exception):
+    """The connection failed; `delivered` says whether the request may have reached the server."""
+
+    def __init__(self, message: str, *, delivered: bool) -> None:
+        super().__init__(message)
+        self.delivered = delivered
+
+
+@dataclass(slots=True)
+class _Event:
+    data: str
+    id: str | None
+    retry: int | None
+
+
+async def _sse_events(response: httpx2.Response) -> AsyncIterator[_Event]:
+    """Server-sent events from a response body, per the WHATWG event-stream rules we need."""
+    data: list[str] = []
+    event_id: str | None = None
+    retry: int | None = None
+    seen = False
+    async for line in response.aiter_lines():
+        if not line:
+            if seen:
+                yield _Event("\n".join(data), event_id, retry)
+            data, event_id, retry, seen = [], None, None, False
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        seen = True
+        if name == "data":
+            data.append(value)
+        elif name == "id":
+            event_id = value
+        elif name == "retry" and value.isdigit():
+            retry = int(value)
+    if seen:
+        yield _Event("\n".join(data), event_id, retry)
+
+
+class HttpSession:
+    """One MCP session over Streamable HTTP; safe for concurrent requests."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        http_client: httpx2.AsyncClient | None,
+        headers: Mapping[str, str] | None,
+        auth_token: str | None,
+        client_info: dict[str, Any],
+        connect_timeout: float,
+        session_id: str | None = None,
+    ) -> None:
+        self.url = url
+        self.session_id = session_id
+        self.protocol_version: str | None = PROTOCOL_VERSION if session_id else None
+        self.server_info: dict[str, Any] | None = None
+        self.capabilities: dict[str, Any] = {}
+        self._client_info = client_info
+        self._owns_client = http_client is None
+        self._client = http_client or httpx2.AsyncClient(
+            # No read timeout: a tool may legitimately run for minutes. Callers bound each call.
+            timeout=httpx2.Timeout(
+                connect=connect_timeout, read=None, write=connect_timeout, pool=None
+            ),
+        )
+        base = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+        base.update(headers or {})
+        if auth_token is not None:
+            base["authorization"] = f"Bearer {auth_token}"
+        self._base_headers = base
+        self._ids = itertools.count(1)
+        self._generation = 0
+        self._lock = anyio.Lock()
+        # Per tool, the arguments a 2026-07-28 server wants mirrored as `Mcp-Param-*` headers.
+        self._param_headers: dict[str, dict[tuple[str, ...], str]] = {}
+
+    @property
+    def modern(self) -> bool:
+        """Whether the per-request revision is in use (no session, no handshake)."""
+        return self.protocol_version == MODERN_VERSION
+
+    def remember_tools(self, schemas: Mapping[str, Any]) -> None:
+        """Note the listed input schemas; a modern server checks calls against them."""
+        if self.modern:
+            self._param_headers = {
+                name: found
+                for name, schema in schemas.items()
+                if (found := x_mcp_header_map(schema))
+            }
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    async def discover(self) -> bool:
+        """Ask the server for the per-request revision; `False` when it only speaks handshakes.
+
+        Raises:
+            McpConnectionError: the server cannot be reached.
+            McpAuthError: the server refused the credentials.
+        """
+        self.protocol_version = MODERN_VERSION
+        try:
+            result = await self._exchange(next(self._ids), "server/discover", None)
+        except _Lost as exc:
+            self.protocol_version = None
+            raise McpConnectionError(f"Cannot reach the MCP server at {self.url}: {exc}") from exc
+        except McpAuthError:
+            self.protocol_version = None
+            raise
+        except (McpError, SessionGone):
+            # Any refusal means "not a 2026-07-28 server": fall back to the handshake.
+            self.protocol_version = None
+            return False
+        found: dict[str, Any] = (
+            typing.cast(dict[str, Any], result) if isinstance(result, dict) else {}
+        )
+        versions: Any = found.get("supportedVersions")
+        if not isinstance(versions, list) or MODERN_VERSION not in versions:
+            self.protocol_version = None
+            return False
+        meta: Any = found.get("_meta")
+        info: Any = (
+            typing.cast(dict[str, Any], meta).get(_META_SERVER) if isinstance(meta, dict) else None
+        )
+        self.server_info = typing.cast(dict[str, Any], info) if isinstance(info, dict) else None
+        caps = found.get("capabilities")
+        self.capabilities = typing.cast(dict[str, Any], caps) if isinstance(caps, dict) else {}
+        return True
+
+    async def initialize(self) -> None:
+        """Open a new session: the initialize handshake, then `notifications/initialized`."""
+        self.session_id = None
+        self.protocol_version = None
+        params = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": self._client_info,
+        }
+        try:
+            result = await self._exchange(next(self._ids), "initialize", params)
+        except _Lost as exc:
+            raise McpConnectionError(f"Cannot reach the MCP server at {self.url}: {exc}") from exc
+        except SessionGone:  # pragma: no cover - no session id is sent with initialize
+            raise McpProtocolError("the server answered 404 to initialize") from None
+        if not isinstance(result, dict):
+            raise McpProtocolError("the initialize result is not an object")
+        init = typing.cast(dict[str, Any], result)
+        version = init.get("protocolVersion")
+        if version not in _ACCEPTED_VERSIONS:
+            raise McpProtocolError(
+                f"the server wants MCP protocol version {version!r}, which toolwire does not speak"
+            )
+        self.protocol_version = typing.cast(str, version)
+        info = init.get("serverInfo")
+        self.server_info = typing.cast(dict[str, Any], info) if isinstance(info, dict) else None
+        caps = init.get("capabilities")
+        self.capabilities = typing.cast(dict[str, Any], caps) if isinstance(caps, dict) else {}
+        await self.notify("notifications/initialized", None)
+
+    async def renew(self, generation: int) -> None:
+        """Start a new session unless a concurrent request already did since `generation`."""
+        async with self._lock:
+            if self._generation == generation:
+                await self.initialize()
+                self._generation += 1
+
+    async def close(self) -> None:
+        """End the session (HTTP DELETE) and release the HTTP client if we made it."""
+        try:
+            if self.session_id is not None:
+                # A server that is gone already has no session left to end.
+                with anyio.move_on_after(5, shield=True), contextlib.suppress(httpx2.HTTPError):
+                    await self._client.delete(self.url, headers=self._headers())
+        finally:
+            self.session_id = None
+            if self._owns_client:
+                await self._client.aclose()
+
+    # --- requests ---------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        repeatable: bool = True,
+        on_send: Callable[[int], None] | None = None,
+    ) -> Any:
+        """Send a request and return its result, recovering the session when that is safe.
+
+        A 404 for our session id means the request was not processed: a new session is opened
+        and the request repeated, once. A connection that fails before the request leaves is
+        retried once too; one that drops after it left is retried only when `repeatable`.
+
+        Raises:
+            McpError: the server answered with a JSON-RPC error.
+            McpConnectionError: the server could not be reached, or dropped the connection.
+        """
+        renewed = retried = maybe_ran = False
+        while True:
+            generation = self._generation
+            request_id = next(self._ids)
+            if on_send is not None:
+                on_send(request_id)
+            try:
+                return await self._exchange(request_id, method, params)
+            except SessionGone:
+                if renewed:
+                    raise McpConnectionError(
+                        "The MCP server dropped the new session at once; giving up."
+                    ) from None
+                renewed = True
+                await self.renew(generation)
+            except _Lost as exc:
+                maybe_ran = maybe_ran or exc.delivered
+                if retried or (exc.delivered and not repeatable):
+                    raise McpConnectionError(
+                        f"The connection to the MCP server at {self.url} failed: {exc}",
+                        may_have_run=maybe_ran,
+                    ) from exc
+                # The pool opens a fresh connection for the next attempt; if the server restarted
+                # meanwhile, that attempt meets a 404 and the branch above opens a new session.
+                retried = True
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        """Send a notification; the server's answer carries nothing we need."""
+        body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            body["params"] = params
+        try:
+            response = await self._client.post(
+                self.url, content=_dumps(body), headers=self._headers()
+            )
+        except httpx2.HTTPError as exc:
+            raise McpConnectionError(f"Cannot reach the MCP server at {self.url}: {exc}") from exc
+        if response.status_code in (401, 403):
+            raise McpAuthError(f"The MCP server refused our credentials ({response.status_code}).")
+
+    def _headers(self) -> dict[str, str]:
+        headers = dict(self._base_headers)
+        if self.session_id is not None:
+            headers[_SESSION_HEADER] = self.session_id
+        if self.protocol_version is not None:
+            headers[_VERSION_HEADER] = self.protocol_version
+        return headers
+
+    def _stamp(
+        self, method: str, params: dict[str, Any] | None, headers: dict[str, str]
+    ) -> dict[str, Any] | None:
+        """Add what a 2026-07-28 request carries itself: who we are, in `_meta` and headers."""
+        if not self.modern:
+            return params
+        stamped = dict(params or {})
+        stamped["_meta"] = {
+            **stamped.get("_meta", {}),
+            _META_VERSION: MODERN_VERSION,
+            _META_CLIENT: self._client_info,
+            _META_CAPABILITIES: {},
+        }
+        headers["mcp-method"] = method
+        if method == "tools/call":
+            name = stamped.get("name")
+            if isinstance(name, str):
+                headers["mcp-name"] = encode_header_value(name)
+                mirrored = self._param_headers.get(name)
+                if mirrored:
+                    headers.update(mcp_param_headers(mirrored, stamped.get("arguments") or {}))
+        return stamped
+
+    async def _exchange(self, request_id: int, method: str, params: dict[str, Any] | None) -> Any:
+        headers = self._headers()
+        params = self._stamp(method, params, headers)
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            body["params"] = params
+        carried_session = self.session_id is not None
+        resume = _Resume()
+        try:
+            async with self._client.stream(
+                "POST", self.url, content=_dumps(body), headers=headers
+            ) as response:
+                if method == "initialize" and response.status_code < 400:
+                    self.session_id = response.headers.get(_SESSION_HEADER)
+                found = await self._read_answer(response, request_id, carried_session, resume)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
+            raise _Lost(str(exc) or type(exc).__name__, delivered=False) from exc
+        except httpx2.TransportError as exc:
+            if resume.last_event_id is None:
+                raise _Lost(str(exc) or type(exc).__name__, delivered=True) from exc
+            found = _MISSING
+        if found is not _MISSING:
+            return found
+        return await self._resume(request_id, resume)
+
+    async def _read_answer(
+        self, response: httpx2.Response, request_id: int, carried_session: bool, resume: _Resume
+    ) -> Any:
+        status = response.status_code
+        if status >= 400:
+            await response.aread()
+            if status == 404 and carried_session:
+                raise SessionGone
+            if status in (401, 403):
+                raise McpAuthError(f"The MCP server refused our credentials ({status}).")
+            raise _error_from_body(response)
+        if status == 202:
+            raise McpProtocolError("the server answered a request with 202 Accepted")
+        content_type = response.headers.get("content-type", "").lower()
+        if content_type.startswith("application/json"):
+            raw = await response.aread()
+            return _result_of(_loads(raw), request_id)
+        if content_type.startswith("text/event-stream"):
+            return await self._read_stream(response, request_id, resume)
+        raise McpProtocolError(f"the server answered with content type {content_type!r}")
+
+    async def _read_stream(
+        self, response: httpx2.Response, request_id: int, resume: _Resume
+    ) -> Any:
+        async for event in _sse_events(response):
+            if event.id is not None:
+                resume.last_event_id = event.id
+            if event.retry is not None:
+                resume.retry_ms = event.retry
+            if not event.data:
+                continue  # a priming event: it only sets the resume point
+            message = _loads(event.data)
+            if not isinstance(message, dict):
+                continue
+            message = typing.cast(dict[str, Any], message)
+            if "method" in message:
+                if "id" in message:
+                    await self._answer_server_request(message)
+                continue  # notifications (progress, logs) carry nothing a tool result needs
+            if message.get("id") == request_id:
+                return _result_of(message, request_id)
+        return _MISSING
+
+    async def _resume(self, request_id: int, resume: _Resume) -> Any:
+        """Reopen an answer stream that ended early, honouring the server's `retry` delay."""
+        if resume.last_event_id is None:
+            raise _Lost("the server closed the answer stream before answering", delivered=True)
+        for _ in range(_MAX_RESUMES):
+            delay = resume.retry_ms if resume.retry_ms is not None else _DEFAULT_RETRY_MS
+            await anyio.sleep(delay / 1000)
+            headers = self._headers()
+            headers["last-event-id"] = resume.last_event_id
+            headers["accept"] = "text/event-stream"
+            headers.pop("content-type", None)
+            try:
+                async with self._client.stream("GET", self.url, headers=headers) as response:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        raise _Lost(
+                            f"the server refused to resume the answer stream ({response.status_code})",
+                            delivered=True,
+                        )
+                    found = await self._read_stream(response, request_id, resume)
+            except httpx2.TransportError:
+                continue
+            if found is not _MISSING:
+                return found
+        raise _Lost("the answer stream ended again after resuming", delivered=True)
+
+    async def _answer_server_request(self, message: dict[str, Any]) -> None:
+        # We declare no client capabilities, so the only request a server may send us is ping.
+        if message.get("method") == "ping":
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+        else:
+            error = {"code": -32601, "message": f"Method not found: {message.get('method')}"}
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        # If this fails the server gives up on its request; ours is unaffected.
+        with contextlib.suppress(httpx2.HTTPError):
+            await self._client.post(self.url, content=_dumps(reply), headers=self._headers())
+
+
+@dataclass(slots=True)
+class _Resume:
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+
+
+_MISSING: Any = object()
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _loads(raw: str | bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise McpProtocolError(f"the server sent invalid JSON: {exc}") from None
+
+
+def _result_of(message: Any, request_id: int) -> Any:
+    if not isinstance(message, dict):
+        raise McpProtocolError("the server's answer is not a JSON-RPC object")
+    message = typing.cast(dict[str, Any], message)
+    error = message.get("error")
+    if isinstance(error, dict):
+        error = typing.cast(dict[str, Any], error)
+        code = error.get("code")
+        text = error.get("message")
+        raise McpError(
+            f"The MCP server answered with error {code}: {text}",
+            code=code if isinstance(code, int) else None,
+        )
+    if message.get("id") != request_id:
+        raise McpProtocolError(
+            f"the server answered request {message.get('id')!r}, not {request_id}"
+        )
+    if "result" not in message:
+        raise McpProtocolError("the server's answer has neither a result nor an error")
+    result: Any = message["result"]
+    if isinstance(result, dict):
+        kind: Any = typing.cast(dict[str, Any], result).get("resultType", "complete")
+        if kind != "complete":
+            # e.g. `input_required`: the server wants sampling or elicitation we do not offer.
+            raise McpError(
+                f"The MCP server answered with a {kind!r} result, which toolwire cannot handle"
+            )
+    return message["result"]
+
+
+def _error_from_body(response: httpx2.Response) -> McpError:
+    status = response.status_code
+    try:
+        body: Any = json.loads(response.content)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(
+        error := typing.cast(dict[str, Any], body).get("error"), dict
+    ):
+        error = typing.cast(dict[str, Any], error)
+        code = error.get("code")
+        return McpError(
+            f"The MCP server answered HTTP {status} with error {code}: {error.get('message')}",
+            code=code if isinstance(code, int) else None,
+        )
+    text = response.text[:200]
+    return McpError(f"The MCP server answered HTTP {status}: {text}")

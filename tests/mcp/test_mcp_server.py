@@ -1,0 +1,247 @@
+"""toolwire's server, checked with the official SDK client, raw HTTP and toolwire's client."""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+import httpx
+import pytest
+from mcp_servers import CALLS, PNG, WAV, sdk_app, toolwire_app, toolwire_tools
+
+from conftest import HERE, free_port, serve_app, wait_for_port
+from mcp import Client
+from toolwire import ToolAnnotations
+from toolwire.mcp import (
+    McpAuthError,
+    McpClient,
+    StdioServerParameters,
+    build_server,
+    create_app,
+    serve,
+)
+from toolwire.results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart
+
+pytestmark = pytest.mark.anyio
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_sdk_client_lists_and_calls(mode: str) -> None:
+    async with serve_app(toolwire_app()) as url, Client(url, mode=mode) as client:
+        listed = await client.list_tools()
+        by_name = {t.name: t for t in listed.tools}
+        assert set(by_name) == {
+            "add",
+            "record",
+            "pause",
+            "slow_write",
+            "media",
+            "forecast",
+            "broken",
+        }
+        add = by_name["add"]
+        assert add.description == "Add two integers."
+        assert add.input_schema["required"] == ["a", "b"]
+        assert add.annotations is not None
+        assert add.annotations.read_only_hint is True
+        assert add.title == "Add"
+        assert (
+            by_name["forecast"].output_schema is None
+            or "properties" in by_name["forecast"].output_schema
+        )
+
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+        assert result.content[0].text == "5"  # type: ignore[union-attr]
+        assert not result.is_error
+
+        broken = await client.call_tool("broken", {})
+        assert broken.is_error
+        assert broken.content[0].text == "the tool broke on purpose"  # type: ignore[union-attr]
+
+        invalid = await client.call_tool("add", {"a": "x", "b": 1})
+        assert invalid.is_error
+        assert "Invalid arguments" in invalid.content[0].text  # type: ignore[union-attr]
+
+        media = await client.call_tool("media", {})
+        assert [c.type for c in media.content] == [
+            "text",
+            "image",
+            "audio",
+            "resource",
+            "resource",
+            "resource_link",
+        ]
+
+
+async def test_toolwire_round_trip_keeps_every_part() -> None:
+    async with serve_app(toolwire_app()) as url, McpClient(url) as client:
+        media = await client.call_tool("media")
+        forecast = await client.call_tool("forecast", {"city": "Quito"})
+        unknown = await client.call_tool("nope")
+    assert media.content == [
+        TextPart("hi"),
+        ImagePart(data=PNG, mime_type="image/png"),
+        AudioPart(data=WAV, mime_type="audio/wav"),
+        ResourcePart(uri="test://r", mime_type="text/plain", text="inline"),
+        ResourcePart(uri="test://b", mime_type="application/octet-stream", blob=b"\x00"),
+        ResourceLinkPart(uri="test://l", name="l", description="d", mime_type="text/html"),
+    ]
+    assert forecast.structured == {"city": "Quito", "celsius": 21}
+    assert unknown.is_error
+    assert "Unknown tool 'nope'" in unknown.text
+
+
+async def test_output_schema_and_annotations_are_listed() -> None:
+    from toolwire import tool
+
+    @tool(annotations=ToolAnnotations(destructive_hint=True, open_world_hint=False))
+    def drop(table: str) -> dict[str, int]:
+        """Drop a table."""
+        return {"rows": 0}
+
+    async with serve_app(build_server([drop]).streamable_http_app()) as url, McpClient(url) as c:
+        (spec,) = await c.list_tools()
+    assert spec.annotations == ToolAnnotations(destructive_hint=True, open_world_hint=False)
+    assert spec.output_schema == drop.output_schema
+
+
+async def test_pagination() -> None:
+    app = toolwire_app(page_size=2)
+    async with serve_app(app) as url:
+        async with McpClient(url) as client:
+            assert len(await client.list_tools()) == 7
+        async with Client(url) as sdk:
+            first = await sdk.list_tools()
+            assert len(first.tools) == 2
+            assert first.next_cursor is not None
+
+
+async def test_bearer_token_is_required() -> None:
+    async with serve_app(toolwire_app(auth_token="s3cret")) as url:
+        async with McpClient(url, auth_token="s3cret") as client:
+            assert (await client.call_tool("add", {"a": 1, "b": 1})).text == "2"
+        for token in (None, "wrong"):
+            with pytest.raises(McpAuthError):
+                await McpClient(url, auth_token=token).connect()
+        async with httpx.AsyncClient() as http:
+            response = await http.post(url, json=INIT, headers=HEADERS)
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_dns_rebinding_protection_is_on_by_default() -> None:
+    async with serve_app(toolwire_app()) as url, httpx.AsyncClient() as http:
+        evil = await http.post(
+            url,
+            json=INIT,
+            headers={**HEADERS, "host": "evil.example.com", "origin": "http://evil.example.com"},
+        )
+        bad_origin = await http.post(
+            url, json=INIT, headers={**HEADERS, "origin": "http://evil.example.com"}
+        )
+        local = await http.post(url, json=INIT, headers={**HEADERS, "host": "localhost"})
+    assert 400 <= evil.status_code < 500
+    assert 400 <= bad_origin.status_code < 500
+    assert local.status_code == 200
+
+
+async def test_allowed_hosts_opt_in() -> None:
+    app = toolwire_app(allowed_hosts=["tools.example.com"])
+    async with serve_app(app) as url, httpx.AsyncClient() as http:
+        ok = await http.post(url, json=INIT, headers={**HEADERS, "host": "tools.example.com"})
+        local = await http.post(url, json=INIT, headers=HEADERS)
+    assert ok.status_code == 200
+    assert local.status_code == 421 or 400 <= local.status_code < 500
+
+
+async def test_stateless_mode_keeps_no_session() -> None:
+    async with serve_app(toolwire_app(stateless=True)) as url:
+        async with McpClient(url) as client:
+            assert client.session_id is None
+            assert (await client.call_tool("add", {"a": 20, "b": 22})).text == "42"
+        async with httpx.AsyncClient() as http:
+            # Any request stands alone: no initialize, no session id.
+            call = {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+            }
+            response = await http.post(url, json=call, headers=HEADERS)
+        assert response.status_code == 200
+        assert "mcp-session-id" not in response.headers
+
+
+async def test_each_call_reaches_the_tool() -> None:
+    CALLS.clear()
+    async with serve_app(toolwire_app()) as url, McpClient(url) as client:
+        await client.call_tool("record", {"note": "x"})
+    assert CALLS == ["record"]
+
+
+def test_duplicate_names_are_refused() -> None:
+    tools = toolwire_tools()
+    with pytest.raises(ValueError, match="already registered"):
+        build_server([*tools, tools[0]])
+
+
+async def test_serve_over_http() -> None:
+    port = free_port()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: serve(toolwire_tools(), port=port, auth_token="t"))
+        await wait_for_port(port)
+        async with McpClient(f"http://127.0.0.1:{port}/mcp", auth_token="t") as client:
+            assert (await client.call_tool("add", {"a": 3, "b": 4})).text == "7"
+        tg.cancel_scope.cancel()
+
+
+async def test_serve_over_stdio() -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(HERE / "mcp_servers.py"), "toolwire-stdio"]
+    )
+    async with McpClient(params, timeout=30) as client:
+        assert client.server_info is not None
+        assert client.server_info["name"] == "toolwire-stdio"
+        assert len(await client.list_tools()) == 7
+        assert (await client.call_tool("add", {"a": 3, "b": 4})).text == "7"
+        assert (await client.call_tool("broken")).is_error
+
+
+def test_public_names() -> None:
+    import toolwire.mcp
+
+    assert toolwire.mcp.__all__ == sorted(toolwire.mcp.__all__)
+    assert all(hasattr(toolwire.mcp, name) for name in toolwire.mcp.__all__)
+
+
+async def test_remote_tools_can_be_served_again() -> None:
+    # A proxy: the SDK server's tools, listed by toolwire's client, served by toolwire's server.
+    async with serve_app(sdk_app()) as upstream, McpClient(upstream) as remote:
+        proxy = create_app(await remote.tools(prefix="up"), name="proxy")
+        async with serve_app(proxy) as url, McpClient(url) as client:
+            specs = {s.name: s for s in await client.list_tools()}
+            assert specs["up_echo"].annotations.read_only_hint is True
+            assert specs["up_weather"].output_schema is not None
+            media = await client.call_tool("up_everything")
+            assert [p.kind for p in media.content] == [
+                "text",
+                "image",
+                "audio",
+                "resource",
+                "resource",
+                "resource_link",
+            ]
+            weather = await client.call_tool("up_weather", {"city": "Lima"})
+            assert weather.structured == {"city": "Lima", "celsius": 4.5}

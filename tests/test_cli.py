@@ -1,0 +1,172 @@
+"""The `toolwire` command driven as a user would: in a subprocess, against real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLWIRE = [sys.executable, "-m", "toolwire.cli"]
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TOOLWIRE_ALLOW_MODEL_REQUESTS": "0", "COLUMNS": "200"}
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        env.pop(key, None)
+    return subprocess.run(
+        [*TOOLWIRE, *args], capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    """`toolwire serve --prebuilt --tools ...` in a subprocess; yields its URL once printed."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            *TOOLWIRE,
+            "serve",
+            "--prebuilt",
+            "--tools",
+            "examples.quickstart:convert",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()  # printed once the socket listens; blocks until then
+        assert url == f"http://127.0.0.1:{port}/mcp", proc.stderr.read() if proc.stderr else ""
+        yield url
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)  # waits, and closes the pipes
+
+
+def test_tools_lists_the_served_tools(served: str) -> None:
+    done = run("tools", served, "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    names = {r["name"] for r in rows}
+    assert {"calculator", "current_datetime", "convert", "br_validate_cpf"} <= names
+    calculator = next(r for r in rows if r["name"] == "calculator")
+    assert calculator["annotations"]["read_only_hint"] is True
+    assert calculator["inputSchema"]["required"] == ["expression"]
+    table = run("tools", served)
+    assert table.returncode == 0 and "calculator" in table.stdout and "tools" in table.stdout
+
+
+def test_call_prints_the_result(served: str) -> None:
+    done = run("call", served, "calculator", "expression=17% of 2,340")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "397.8"
+    typed = run("call", served, "convert", "amount=100", "rate=5.5")
+    assert typed.stdout.strip() == "550.0"
+    as_json = run("call", served, "convert", "--json", '{"amount": 2, "rate": 3}')
+    assert as_json.stdout.strip() == "6.0"
+
+
+def test_call_error_result_exits_one(served: str) -> None:
+    done = run("call", served, "calculator", "expression=__import__('os')")
+    assert done.returncode == 1
+    assert "Unknown function" in done.stdout
+    unknown = run("call", served, "no_such_tool")
+    assert unknown.returncode == 1
+    assert "no_such_tool" in unknown.stdout + unknown.stderr
+
+
+def test_run_with_the_offline_model_and_a_live_view() -> None:
+    done = run("run", "convert please", "--model", "test", "--tools", "examples.quickstart:convert")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"convert": "1.0"}
+    assert "convert(" in done.stderr and "ok" in done.stderr
+    assert "stop: completed" in done.stderr and "requests: 2" in done.stderr
+
+
+def test_run_over_mcp(served: str) -> None:
+    done = run("run", "check", "--model", "test", "--mcp", served, "--max-iterations", "2")
+    assert done.returncode == 0, done.stderr
+    assert "calculator(" in done.stderr
+
+
+def test_demo_end_to_end() -> None:
+    done = run("demo")
+    assert done.returncode == 0, done.stderr
+    assert "1. serving" in done.stderr and "2. discovered" in done.stderr
+    assert "using the offline test model" in done.stderr
+    assert "4. server stopped" in done.stderr
+    assert "calculator: 397.8" in done.stdout
+    assert '"valid":true' in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["tools", "http://127.0.0.1:1/mcp"], 1, "Cannot reach"),
+        (["tools"], 1, "give either a server URL or --stdio"),
+        (["tools", "not-a-url"], 1, "not an http(s) URL"),
+        (["call", "http://127.0.0.1:1/mcp"], 1, "name the tool"),
+        (["call", "http://127.0.0.1:1/mcp", "t", "novalue"], 1, "key=value"),
+        (["call", "http://127.0.0.1:1/mcp", "t", "--json", "[1]"], 1, "JSON object"),
+        (["run", "hi", "--model", "nope:x"], 1, "Known providers"),
+        (["run", "hi", "--tools", "no_such_module:x"], 1, "cannot import"),
+        (["run", "hi", "--tools", "examples.quickstart:missing"], 1, "no attribute"),
+        (["serve"], 1, "nothing to serve"),
+        (["bogus"], 2, "No such command"),
+        (["run"], 2, "Missing argument"),
+    ],
+)
+def test_bad_arguments_and_unreachable_servers(args: list[str], code: int, message: str) -> None:
+    done = run(*args)
+    assert done.returncode == code
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_debug_shows_the_traceback() -> None:
+    done = run("--debug", "run", "hi", "--model", "nope:x")
+    assert done.returncode != 0
+    assert "Traceback" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "tools", "call", "run", "demo"])
+def test_every_command_has_help_with_an_example(command: str) -> None:
+    done = run(command, "--help")
+    assert done.returncode == 0
+    assert "Example: toolwire " + command in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "term"])
+def test_serve_stops_cleanly(sig: signal.Signals) -> None:
+    with subprocess.Popen(
+        [*TOOLWIRE, "serve", "--prebuilt", "--port", str(free_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("http://127.0.0.1:")
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert stderr.strip().endswith("stopped")
+    assert "Traceback" not in stderr
