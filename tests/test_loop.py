@@ -691,3 +691,19 @@ async def test_custom_model_protocol_with_mapping_settings() -> None:
     result = await Agent(Echo(), settings={"max_tokens": 5}).run("hi")  # type: ignore[arg-type]
     assert result.text == "echo"
     assert captured == [ModelSettings(max_tokens=5)]
+
+
+async def test_a_model_error_reaches_the_caller_and_subscribers_see_an_error_stop() -> None:
+    seen: list[RunCompleted] = []
+
+    def on_event(event: RunEvent) -> None:
+        if isinstance(event, RunCompleted):
+            seen.append(event)
+
+    model = ScriptedModel([("add", {"a": 1, "b": 1})])  # then nothing: the second request fails
+    with pytest.raises(ModelResponseError):
+        await Agent(model, tools=[add], subscribers=[on_event]).run("go")
+    [done] = seen
+    assert done.result.stop_reason == "error"
+    assert_every_call_answered_once(done.result.messages)
+    assert [r.text for r in results_of(done.result.messages)] == ["2"]

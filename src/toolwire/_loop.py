@@ -68,6 +68,7 @@ StopReason: TypeAlias = Literal[
     "external_calls",
     "approval_required",
     "cancelled",
+    "error",
 ]
 
 
@@ -641,9 +642,9 @@ async def run(
             await state.rounds()
         if scope.cancelled_caught:
             state.stop_reason = "time_limit"
-    except BaseException:
-        if state.stop_reason == "completed":
-            state.stop_reason = "cancelled"
+    except BaseException as exc:
+        cancelled = isinstance(exc, anyio.get_cancelled_exc_class() | KeyboardInterrupt)
+        state.stop_reason = "cancelled" if cancelled else "error"
         with anyio.CancelScope(shield=True):
             await state.emit(RunCompleted(state.result()))
         raise
