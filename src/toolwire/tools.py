@@ -2,31 +2,36 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import re
 import typing
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
 import anyio
-import anyio.to_thread
 import pydantic
 
+from ._arguments import (
+    Binding,
+    FunctionBinding,
+    ToolContext,
+    drop_optional_nulls,
+    has_optional_properties,
+    load_json_object,
+    model_binding,
+    schema_binding,
+)
 from ._dialects import CompiledSchema, Dialect, compile_dialect, strict_problem
 from ._schema import (
     describe_received,
     inspect_function,
-    is_async_callable,
     problems_from_validation_error,
 )
-from ._validate import SchemaValidator
 from .errors import (
     ArgumentProblem,
     SchemaError,
     ToolArgumentsError,
-    ToolError,
     ToolTimeoutError,
     UnsupportedError,
 )
@@ -61,23 +66,6 @@ class ToolAnnotations:
     destructive_hint: bool | None = None
     idempotent_hint: bool | None = None
     open_world_hint: bool | None = None
-
-
-@dataclass(slots=True)
-class ToolContext:
-    """Given to a tool parameter annotated `ToolContext`; never part of the schema.
-
-    Attributes:
-        tool_name: The name the tool was called by.
-        call_id: The provider's id for this call, when there is one.
-        deps: Whatever the caller passed as run dependencies.
-        metadata: Free-form values for middleware and hooks to share.
-    """
-
-    tool_name: str
-    call_id: str | None = None
-    deps: Any = None
-    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,147 +126,6 @@ class Tool(Protocol):
 ToolLike: TypeAlias = "Tool | Callable[..., Any] | Mapping[str, Any]"
 
 
-# --- argument bindings: how validated arguments reach the implementation --------------------
-
-
-class _Binding(Protocol):
-    def validate_json(self, raw: str | bytes) -> Any: ...
-    def validate_python(self, raw: Mapping[str, Any]) -> Any: ...
-    async def call(self, args: Any, ctx: ToolContext | None, name: str) -> Any: ...
-
-
-def _runner(fn: Callable[..., Any], is_async: bool) -> Callable[..., Awaitable[Any]]:
-    if is_async:
-        return fn
-
-    async def in_thread(*args: Any, **kwargs: Any) -> Any:
-        # A sync tool must not block the event loop; when the call is cancelled (a timeout), the
-        # thread is abandoned since Python cannot interrupt it.
-        return await anyio.to_thread.run_sync(
-            functools.partial(fn, *args, **kwargs), abandon_on_cancel=True
-        )
-
-    return in_thread
-
-
-class _FunctionBinding:
-    __slots__ = ("_context_param", "_json", "_positional", "_python", "_run")
-
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        adapter: pydantic.TypeAdapter[dict[str, Any]],
-        context_param: str | None,
-        positional: tuple[str, ...],
-        is_async: bool,
-    ) -> None:
-        # The core validator's own methods, bound once: no Python wrapper between a call's
-        # arguments and pydantic-core.
-        validator = adapter.validator
-        self._json: Callable[[str | bytes], Any] = validator.validate_json
-        self._python: Callable[[Mapping[str, Any]], Any] = validator.validate_python
-        self._context_param = context_param
-        self._positional = positional
-        self._run = _runner(fn, is_async)
-
-    def validate_json(self, raw: str | bytes) -> Any:
-        return self._json(raw)
-
-    def validate_python(self, raw: Mapping[str, Any]) -> Any:
-        return self._python(raw)
-
-    async def call(self, args: dict[str, Any], ctx: ToolContext | None, name: str) -> Any:
-        if self._context_param is not None:
-            args = {**args, self._context_param: ctx or ToolContext(tool_name=name)}
-        if self._positional:
-            kwargs = dict(args)
-            positional = [kwargs.pop(n) for n in self._positional if n in kwargs]
-            return await self._run(*positional, **kwargs)
-        return await self._run(**args)
-
-
-def _context_param_of(fn: Callable[..., Any]) -> str | None:
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:
-        return None
-    for name, hint in hints.items():
-        if hint is ToolContext and name != "return":
-            return name
-    return None
-
-
-class _ExecuteBinding:
-    """An `execute` callable receiving one validated value (a model instance or a dict)."""
-
-    __slots__ = ("_context_param", "_run", "_validate_json", "_validate_python")
-
-    def __init__(
-        self,
-        execute: Callable[..., Any] | None,
-        validate_json: Callable[[str | bytes], Any],
-        validate_python: Callable[[Mapping[str, Any]], Any],
-    ) -> None:
-        self._validate_json = validate_json
-        self._validate_python = validate_python
-        self._context_param = _context_param_of(execute) if execute else None
-        self._run = _runner(execute, is_async_callable(execute)) if execute else None
-
-    def validate_json(self, raw: str | bytes) -> Any:
-        return self._validate_json(raw)
-
-    def validate_python(self, raw: Mapping[str, Any]) -> Any:
-        return self._validate_python(raw)
-
-    async def call(self, args: Any, ctx: ToolContext | None, name: str) -> Any:
-        if self._run is None:
-            raise ToolError(
-                f"Tool {name!r} has no implementation; its calls are answered by the caller."
-            )
-        if self._context_param is not None:
-            context = ctx or ToolContext(tool_name=name)
-            return await self._run(args, **{self._context_param: context})
-        return await self._run(args)
-
-
-def _model_binding(
-    model: type[pydantic.BaseModel], execute: Callable[..., Any] | None
-) -> _ExecuteBinding:
-    return _ExecuteBinding(execute, model.model_validate_json, model.model_validate)
-
-
-def _schema_binding(
-    schema: Mapping[str, Any], execute: Callable[..., Any] | None, name: str
-) -> _ExecuteBinding:
-    validator = SchemaValidator(schema)
-
-    def validate_python(raw: Mapping[str, Any]) -> Any:
-        problems = validator.problems(raw)
-        if problems:
-            raise ToolArgumentsError(name, problems)
-        return raw
-
-    def validate_json(raw: str | bytes) -> Any:
-        return validate_python(_load_json_object(raw, name))
-
-    return _ExecuteBinding(execute, validate_json, validate_python)
-
-
-def _load_json_object(raw: str | bytes, name: str) -> Any:
-    import json
-
-    try:
-        return json.loads(raw)
-    except RecursionError:
-        raise ToolArgumentsError(
-            name, [ArgumentProblem((), "the arguments are nested too deeply")]
-        ) from None
-    except ValueError as exc:
-        raise ToolArgumentsError(
-            name, [ArgumentProblem((), f"the arguments are not valid JSON: {exc}")]
-        ) from None
-
-
 # --- the tool ------------------------------------------------------------------------------------
 
 
@@ -294,7 +141,7 @@ class FunctionTool:
         name: str,
         description: str,
         parameters: Mapping[str, Any],
-        binding: _Binding,
+        binding: Binding,
         executable: bool,
         strict: bool | None = None,
         annotations: ToolAnnotations | None = None,
@@ -323,7 +170,7 @@ class FunctionTool:
         self._strict = self._resolve_strict(strict)
         # Strict mode makes optional properties required-but-nullable; a null the model sends for
         # one of them means "not given", so it is removed before validation.
-        self._null_optional = self._strict and _has_optional_properties(self._parameters)
+        self._null_optional = self._strict and has_optional_properties(self._parameters)
 
     def _resolve_strict(self, strict: bool | None) -> bool:
         if strict is False:
@@ -434,16 +281,16 @@ class FunctionTool:
                 if self._null_optional and (
                     b"null" in raw if isinstance(raw, bytes) else "null" in raw
                 ):
-                    decoded = _load_json_object(raw, self._name)
+                    decoded = load_json_object(raw, self._name)
                     if isinstance(decoded, dict):
-                        decoded = _drop_optional_nulls(
+                        decoded = drop_optional_nulls(
                             self._parameters, typing.cast(dict[str, Any], decoded)
                         )
                     return binding.validate_python(decoded)
                 return binding.validate_json(raw)
             if isinstance(raw, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
                 if self._null_optional:
-                    raw = _drop_optional_nulls(self._parameters, dict(raw))
+                    raw = drop_optional_nulls(self._parameters, dict(raw))
                 return binding.validate_python(raw)
             raise ToolArgumentsError(
                 self._name,
@@ -563,99 +410,6 @@ def _object_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _has_optional_properties(schema: Mapping[str, Any]) -> bool:
-    def walk(node: Any) -> bool:
-        if isinstance(node, Mapping):
-            mapping = typing.cast(Mapping[str, Any], node)
-            props = mapping.get("properties")
-            required = typing.cast(list[str], mapping.get("required", []))
-            if isinstance(props, Mapping) and set(typing.cast(Mapping[str, Any], props)) - set(
-                required
-            ):
-                return True
-            return any(walk(v) for v in mapping.values())
-        if isinstance(node, list):
-            return any(walk(v) for v in typing.cast(list[Any], node))
-        return False
-
-    return walk(schema)
-
-
-def _accepts_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:
-    if not isinstance(schema, Mapping) or depth > 32:
-        return True
-    schema = typing.cast(Mapping[str, Any], schema)
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        target = defs.get(ref.rsplit("/", 1)[-1])
-        if target is not None and _accepts_null(target, defs, depth + 1):
-            return True
-    kind = schema.get("type")
-    if (
-        kind == "null"
-        or (isinstance(kind, list) and "null" in kind)
-        or schema.get("nullable") is True
-    ):
-        return True
-    if "const" in schema and schema["const"] is None:
-        return True
-    if None in schema.get("enum", ()):
-        return True
-    branches = [*schema.get("anyOf", ()), *schema.get("oneOf", ())]
-    if any(_accepts_null(b, defs, depth + 1) for b in branches):
-        return True
-    return (
-        kind is None
-        and not branches
-        and ref is None
-        and "enum" not in schema
-        and "const" not in schema
-    )
-
-
-def _drop_optional_nulls(schema: Mapping[str, Any], value: dict[str, Any]) -> dict[str, Any]:
-    """Remove nulls the model sent for optional properties that do not themselves accept null."""
-    defs: dict[str, Any] = {**schema.get("definitions", {}), **schema.get("$defs", {})}
-
-    def resolve(node: Any) -> Mapping[str, Any] | None:
-        for _ in range(32):
-            if not isinstance(node, Mapping):
-                return None
-            mapping = typing.cast(Mapping[str, Any], node)
-            ref = mapping.get("$ref")
-            if not isinstance(ref, str):
-                return mapping
-            node = defs.get(ref.rsplit("/", 1)[-1])
-        return None
-
-    def walk(node: Any, data: Any, depth: int) -> Any:
-        resolved = resolve(node)
-        if depth > 64 or resolved is None:
-            return data
-        if isinstance(data, dict):
-            obj = typing.cast(dict[str, Any], data)
-            props = typing.cast(Mapping[str, Any], resolved.get("properties") or {})
-            if not props:
-                return obj
-            required = set(typing.cast(list[str], resolved.get("required", [])))
-            out: dict[str, Any] = {}
-            for key, item in obj.items():
-                sub = props.get(key)
-                if sub is None:
-                    out[key] = item
-                elif item is None and key not in required and not _accepts_null(sub, defs):
-                    continue
-                else:
-                    out[key] = walk(sub, item, depth + 1)
-            return out
-        items = resolved.get("items")
-        if isinstance(data, list) and isinstance(items, Mapping):
-            return [walk(items, item, depth + 1) for item in typing.cast(list[Any], data)]
-        return typing.cast(Any, data)
-
-    return walk(schema, value, 0)
-
-
 # --- building tools ------------------------------------------------------------------------------
 
 
@@ -673,7 +427,7 @@ def _from_function(
     if not callable(fn):
         raise TypeError(f"tool() expects a function, got {type(fn).__name__}")
     signature = inspect_function(fn, ToolContext)
-    binding = _FunctionBinding(
+    binding = FunctionBinding(
         fn, signature.adapter, signature.context_param, signature.positional, signature.is_async
     )
     tool_name = name or getattr(fn, "__name__", None)
@@ -717,7 +471,7 @@ def _from_parameters(
         schema = parameters.model_json_schema(schema_generator=_NoFieldTitles)
         schema_description = schema.pop("description", None)
         schema.pop("title", None)
-        binding: _Binding = _model_binding(parameters, execute)
+        binding: Binding = model_binding(parameters, execute)
         tool_name = name or _snake(parameters.__name__)
     elif isinstance(parameters, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         schema = dict(parameters)
@@ -726,7 +480,7 @@ def _from_parameters(
             raise TypeError("tool(parameters=<JSON Schema>) needs name=...")
         tool_name = name
         try:
-            binding = _schema_binding(schema, execute, tool_name)
+            binding = schema_binding(schema, execute, tool_name)
         except SchemaError as exc:
             raise SchemaError(f"tool {tool_name!r}: {exc}") from exc
     else:
