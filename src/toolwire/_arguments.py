@@ -9,6 +9,7 @@ thread. `ToolContext` lives here because bindings inject it.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import typing
 from collections.abc import Awaitable, Callable, Mapping
@@ -66,15 +67,17 @@ def _runner(fn: Callable[..., Any], is_async: bool) -> Callable[..., Awaitable[A
     async def in_thread(*args: Any, **kwargs: Any) -> Any:
         # A sync tool must not block the event loop; when the call is cancelled (a timeout), the
         # thread is abandoned since Python cannot interrupt it.
-        return await anyio.to_thread.run_sync(
+        value = await anyio.to_thread.run_sync(
             functools.partial(fn, *args, **kwargs), abandon_on_cancel=True
         )
+        # A plain `def` wrapping an async function (a decorator) hands back its coroutine.
+        return await value if inspect.isawaitable(value) else value
 
     return in_thread
 
 
 class FunctionBinding:
-    __slots__ = ("_context_param", "_json", "_positional", "_python", "_run")
+    __slots__ = ("_context_param", "_defaults", "_json", "_positional", "_python", "_run")
 
     def __init__(
         self,
@@ -91,6 +94,14 @@ class FunctionBinding:
         self._python: Callable[[Mapping[str, Any]], Any] = validator.validate_python
         self._context_param = context_param
         self._positional = positional
+        self._defaults: dict[str, Any] = {}
+        if positional:
+            # A positional-only parameter left out before one that is given must be passed its
+            # default explicitly, or every later argument would shift one place to the left.
+            params = inspect.signature(fn).parameters
+            self._defaults = {
+                n: params[n].default for n in positional if params[n].default is not params[n].empty
+            }
         self._run = _runner(fn, is_async)
 
     def validate_json(self, raw: str | bytes) -> Any:
@@ -104,7 +115,9 @@ class FunctionBinding:
             args = {**args, self._context_param: ctx or ToolContext(tool_name=name)}
         if self._positional:
             kwargs = dict(args)
-            positional = [kwargs.pop(n) for n in self._positional if n in kwargs]
+            given = [n for n in self._positional if n in kwargs]
+            names = self._positional[: self._positional.index(given[-1]) + 1] if given else ()
+            positional = [kwargs.pop(n) if n in kwargs else self._defaults[n] for n in names]
             return await self._run(*positional, **kwargs)
         return await self._run(**args)
 
@@ -171,6 +184,8 @@ def schema_binding(
         return raw
 
     def validate_json(raw: str | bytes) -> Any:
+        if not raw.strip():  # no arguments at all, as some providers send for empty schemas
+            return validate_python({})
         return validate_python(load_json_object(raw, name))
 
     return ExecuteBinding(execute, validate_json, validate_python)
@@ -217,6 +232,11 @@ def _accepts_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:
         target = defs.get(ref.rsplit("/", 1)[-1])
         if target is not None and _accepts_null(target, defs, depth + 1):
             return True
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and not all(
+        _accepts_null(part, defs, depth + 1) for part in typing.cast(list[Any], all_of)
+    ):
+        return False
     kind = schema.get("type")
     if (
         kind == "null"
@@ -241,7 +261,12 @@ def _accepts_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:
 
 
 def drop_optional_nulls(schema: Mapping[str, Any], value: dict[str, Any]) -> dict[str, Any]:
-    """Remove nulls the model sent for optional properties that do not themselves accept null."""
+    """Remove nulls the model sent for optional properties that do not themselves accept null.
+
+    Descends into nested objects wherever the schema leads: `$ref`, `allOf`, the object branch of
+    an `anyOf`/`oneOf` (an optional nested model), array `items`/`prefixItems` and
+    `additionalProperties`.
+    """
     defs: dict[str, Any] = {**schema.get("definitions", {}), **schema.get("$defs", {})}
 
     def resolve(node: Any) -> Mapping[str, Any] | None:
@@ -255,29 +280,85 @@ def drop_optional_nulls(schema: Mapping[str, Any], value: dict[str, Any]) -> dic
             node = defs.get(ref.rsplit("/", 1)[-1])
         return None
 
+    def object_view(
+        node: Mapping[str, Any], keys: set[str], depth: int
+    ) -> tuple[dict[str, Any], set[str], Any]:
+        """The properties, required names and extra-property schema that apply to an object."""
+        props: dict[str, Any] = dict(typing.cast(Mapping[str, Any], node.get("properties") or {}))
+        required = set(typing.cast(list[str], node.get("required") or []))
+        extra: Any = node.get("additionalProperties")
+        if depth > 32:
+            return props, required, extra
+        for part in typing.cast(list[Any], node.get("allOf") or []):
+            resolved = resolve(part)
+            if resolved is not None:
+                more, more_required, more_extra = object_view(resolved, keys, depth + 1)
+                props = {**more, **props}
+                required |= more_required
+                extra = extra if extra is not None else more_extra
+        branches = [
+            resolved
+            for key in ("anyOf", "oneOf")
+            for branch in typing.cast(list[Any], node.get(key) or [])
+            if (resolved := resolve(branch)) is not None
+        ]
+        best: tuple[dict[str, Any], set[str], Any] | None = None
+        best_score = -1
+        for branch in branches:
+            view = object_view(branch, keys, depth + 1)
+            if not view[0] and view[2] is None:
+                continue
+            score = len(set(view[0]) & keys)
+            if score > best_score:
+                best, best_score = view, score
+        if best is not None:
+            props = {**best[0], **props}
+            required |= best[1]
+            extra = extra if extra is not None else best[2]
+        return props, required, extra
+
+    def array_view(node: Mapping[str, Any], depth: int) -> tuple[list[Any], Any]:
+        prefix: Any = node.get("prefixItems")
+        items: Any = node.get("items")
+        if isinstance(items, list):  # draft-04 tuples
+            prefix, items = typing.cast(list[Any], items), node.get("additionalItems")
+        if prefix is not None or items is not None or depth > 32:
+            return typing.cast(list[Any], prefix or []), items
+        for key in ("allOf", "anyOf", "oneOf"):
+            for part in typing.cast(list[Any], node.get(key) or []):
+                resolved = resolve(part)
+                if resolved is not None:
+                    found = array_view(resolved, depth + 1)
+                    if found[0] or found[1] is not None:
+                        return found
+        return [], None
+
     def walk(node: Any, data: Any, depth: int) -> Any:
         resolved = resolve(node)
         if depth > 64 or resolved is None:
             return data
         if isinstance(data, dict):
             obj = typing.cast(dict[str, Any], data)
-            props = typing.cast(Mapping[str, Any], resolved.get("properties") or {})
-            if not props:
+            props, required, extra = object_view(resolved, set(obj), 0)
+            if not props and not isinstance(extra, Mapping):
                 return obj
-            required = set(typing.cast(list[str], resolved.get("required", [])))
             out: dict[str, Any] = {}
             for key, item in obj.items():
                 sub = props.get(key)
                 if sub is None:
-                    out[key] = item
+                    out[key] = walk(extra, item, depth + 1) if isinstance(extra, Mapping) else item
                 elif item is None and key not in required and not _accepts_null(sub, defs):
                     continue
                 else:
                     out[key] = walk(sub, item, depth + 1)
             return out
-        items = resolved.get("items")
-        if isinstance(data, list) and isinstance(items, Mapping):
-            return [walk(items, item, depth + 1) for item in typing.cast(list[Any], data)]
-        return typing.cast(Any, data)
+        if isinstance(data, list):
+            prefix, items = array_view(resolved, 0)
+            seq = typing.cast(list[Any], data)
+            return [
+                walk(prefix[i] if i < len(prefix) else items, item, depth + 1)
+                for i, item in enumerate(seq)
+            ]
+        return data
 
     return walk(schema, value, 0)

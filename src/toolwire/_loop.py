@@ -59,6 +59,9 @@ __all__ = [
 
 logger = logging.getLogger("toolwire")
 
+_CLOSE_TIMEOUT = 5.0
+"""Seconds a cancelled run waits for the model's stream to close."""
+
 StopReason: TypeAlias = Literal[
     "completed",
     "max_iterations",
@@ -359,17 +362,26 @@ class _Run:
         sink = config.stream_sink
         assert sink is not None
         completion: Completion | None = None
-        async for event in config.model.stream_complete(
+        events = config.model.stream_complete(
             None,
             history=self.messages,
             tools=tools,
             tool_choice=self.tool_choice,
             settings=config.settings,
-        ):
-            if isinstance(event, CompletionDone):
-                completion = event.completion
-            else:
-                await sink(event)
+        )
+        try:
+            async for event in events:
+                if isinstance(event, CompletionDone):
+                    completion = event.completion
+                else:
+                    await sink(event)
+        finally:
+            # Close the model's stream (and its connection) here, in this task, when the run is
+            # cancelled mid-stream, rather than whenever the garbage collector gets to it.
+            aclose: Callable[[], Awaitable[Any]] | None = getattr(events, "aclose", None)
+            if aclose is not None:
+                with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
+                    await aclose()
         if completion is None:
             from .errors import ModelResponseError
 
@@ -588,28 +600,40 @@ class _Run:
         calls = last.tool_calls
         approvals = approvals or {}
         results = results or {}
+        # A decision for a call the paused turn does not hold is a mistake of the caller's (a
+        # stale result, an id from another run): refused rather than silently ignored.
+        ids = {call.id for call in calls}
+        unknown = sorted({*approvals, *results} - ids)
+        if unknown:
+            raise ValueError(
+                "cannot resume; the paused turn has no call with id "
+                + ", ".join(repr(i) for i in unknown)
+                + " (its calls: "
+                + ", ".join(repr(c.id) for c in calls)
+                + ")"
+            )
         decided: dict[str, ToolResultMessage] = {}
         undecided: list[str] = []
         for call in calls:
             tool = self.config.tools.get(call.name)
+            verdict = approvals.get(call.id)
             if call.id in results:
                 decided[call.id] = ToolCall(call.id, call.name, call.arguments).result(
                     results[call.id]
                 )
+            elif verdict is not None and verdict is not True:
+                # A refusal is honoured for any call of the turn, not only the marked ones.
+                reason = verdict if isinstance(verdict, str) else "the user refused this call"
+                decided[call.id] = ToolResultMessage(
+                    call_id=call.id,
+                    name=call.name,
+                    content=[TextPart(f"Error: not approved: {reason}")],
+                    is_error=True,
+                )
             elif tool is not None and not tool.executable:
                 undecided.append(f"{call.id} ({call.name}: needs a result)")
-            elif tool is not None and self.needs_approval(tool):
-                verdict = approvals.get(call.id)
-                if verdict is None:
-                    undecided.append(f"{call.id} ({call.name}: needs approval)")
-                elif verdict is not True:
-                    reason = verdict if isinstance(verdict, str) else "the user refused this call"
-                    decided[call.id] = ToolResultMessage(
-                        call_id=call.id,
-                        name=call.name,
-                        content=[TextPart(f"Error: not approved: {reason}")],
-                        is_error=True,
-                    )
+            elif tool is not None and self.needs_approval(tool) and verdict is None:
+                undecided.append(f"{call.id} ({call.name}: needs approval)")
         if undecided:
             raise ValueError("cannot resume; undecided calls: " + ", ".join(undecided))
         self.open_calls = calls
@@ -631,6 +655,10 @@ async def run(
     for repair in repairs:
         logger.warning("toolwire: repaired the history handed in: %s", repair)
     state = _Run(config, messages, len(messages))
+    if resuming and state.tool_choice not in ("auto", "none"):
+        # The paused turn already obeyed the forced choice; forcing it again on the follow-up
+        # would make the model call a tool where it should answer.
+        state.tool_choice = "auto"
     limits = config.limits
     if limits.max_seconds is not None:
         state.deadline = anyio.current_time() + limits.max_seconds

@@ -13,7 +13,7 @@ import json
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, Required, get_args, get_origin
 
@@ -172,11 +172,11 @@ def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSign
         if param.name not in hints:
             raise TypeError(f"{name}: parameter {param.name!r} has no type hint")
         hint = _upgrade_typeddicts(hints[param.name])
+        if param.kind is param.POSITIONAL_ONLY:
+            positional.append(param.name)  # the context too: it can only be passed by position
         if _is_context_type(hint, context_type):
             context_param = param.name
             continue
-        if param.kind is param.POSITIONAL_ONLY:
-            positional.append(param.name)
         doc = param_docs.get(param.name)
         if doc and not _has_field_description(hint):
             hint = Annotated[hint, pydantic.Field(description=doc)]
@@ -299,9 +299,21 @@ _MESSAGES: dict[str, str] = {
 }
 
 
-def problems_from_validation_error(error: pydantic.ValidationError) -> list[ArgumentProblem]:
-    """Turn Pydantic's errors into toolwire's `ArgumentProblem`s."""
+_NO_DATA: Any = object()
+
+
+def problems_from_validation_error(
+    error: pydantic.ValidationError, data: Any = _NO_DATA
+) -> list[ArgumentProblem]:
+    """Turn Pydantic's errors into toolwire's `ArgumentProblem`s.
+
+    Args:
+        error: What Pydantic reported.
+        data: The decoded arguments, when known: Pydantic's locations then lose the names it gives
+            union members (`int`, `list[int]`, a model's name...), which are no place in the input.
+    """
     problems: list[ArgumentProblem] = []
+    seen: set[tuple[tuple[str | int, ...], str, str | None]] = set()
     for item in error.errors(include_url=False, include_context=False):
         kind = item["type"]
         if kind == "json_invalid":
@@ -309,11 +321,40 @@ def problems_from_validation_error(error: pydantic.ValidationError) -> list[Argu
                 ArgumentProblem((), f"the arguments are not valid JSON: {item['msg'][14:]}")
             )
             continue
-        path = tuple(item["loc"])
+        path: tuple[str | int, ...] = tuple(item["loc"])
+        if data is not _NO_DATA:
+            path = _input_path(path, data, keep_last=kind == "missing")
         message = _MESSAGES.get(kind) or _lower_first(item["msg"])
         received = None if kind in _MESSAGES else describe_received(item.get("input"))
+        if (path, message, received) in seen:
+            continue
+        seen.add((path, message, received))
         problems.append(ArgumentProblem(path, message, received))
     return problems
+
+
+def _input_path(loc: tuple[str | int, ...], data: Any, *, keep_last: bool) -> tuple[str | int, ...]:
+    """The part of a Pydantic location that names keys and indexes of the input itself."""
+    out: list[str | int] = []
+    current = data
+    for i, part in enumerate(loc):
+        if isinstance(current, Mapping) and isinstance(part, str):
+            mapping = typing.cast(Mapping[str, Any], current)
+            if part in mapping:
+                out.append(part)
+                current = mapping[part]
+                continue
+            if keep_last and i == len(loc) - 1:
+                out.append(part)  # the missing property itself
+                continue
+        elif isinstance(current, list | tuple) and isinstance(part, int):
+            seq = typing.cast(Sequence[Any], current)
+            if 0 <= part < len(seq):
+                out.append(part)
+                current = seq[part]
+                continue
+        # Otherwise the step is a union member's name (or a tag Pydantic adds), not input.
+    return tuple(out)
 
 
 def _lower_first(text: str) -> str:

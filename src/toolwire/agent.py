@@ -176,7 +176,8 @@ class Agent:
         """Continue a run that stopped for approval or for external calls.
 
         Approved calls run, refused ones give the model a refusal, external calls take the
-        given results, then the loop goes on. Every pending call must be decided.
+        given results, then the loop goes on. Every pending call must be decided; any call of the
+        paused turn may be refused; an id the paused turn does not hold raises `ValueError`.
         """
         return await self.run(
             None,

@@ -6,8 +6,10 @@ the first middleware is the outermost and runs first.
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import inspect
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -145,14 +147,41 @@ def retry_after_seconds(value: str | None) -> float | None:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) or seconds > 0 else None
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError):
         return None
+    if when.tzinfo is None:  # "-0000" parses naive; HTTP dates are always GMT
+        when = when.replace(tzinfo=datetime.UTC)
     return max(0.0, when.timestamp() - time.time())
+
+
+def _header(headers: Any, name: str) -> str | None:
+    """A header by name, whatever the spelling of the keys (plain dicts are case-sensitive)."""
+    if not hasattr(headers, "get"):
+        return None
+    found = headers.get(name)
+    if found is None and hasattr(headers, "items"):
+        found = next((v for k, v in headers.items() if str(k).lower() == name), None)
+    return found if isinstance(found, str) else None
+
+
+def _retry_after(headers: Any) -> float | None:
+    # `retry-after-ms` (OpenAI, Anthropic) is the more precise of the two when both are sent.
+    millis = _header(headers, "retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis)
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value):
+            return max(0.0, value / 1000)
+    return retry_after_seconds(_header(headers, "retry-after"))
 
 
 def _status_and_headers(error: BaseException) -> tuple[int | None, Any]:
@@ -178,10 +207,7 @@ def is_retryable(error: BaseException) -> tuple[bool, float | None]:
         return True, None
     status, headers = _status_and_headers(error)
     if status is not None and (status == 429 or 500 <= status <= 599):
-        retry_after = None
-        if headers is not None and hasattr(headers, "get"):
-            retry_after = retry_after_seconds(headers.get("retry-after"))
-        return True, retry_after
+        return True, _retry_after(headers) if headers is not None else None
     cause = error.__cause__
     if cause is not None and cause is not error:
         return is_retryable(cause)

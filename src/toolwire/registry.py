@@ -18,7 +18,7 @@ TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 def check_tool_name(name: str) -> None:
     """Raise `ToolNameError` with the reason when providers would reject `name`."""
-    if TOOL_NAME_PATTERN.match(name):
+    if TOOL_NAME_PATTERN.fullmatch(name):  # `match` would let a trailing newline through `$`
         return
     if not name:
         reason = "it is empty"

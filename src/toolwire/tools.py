@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import typing
 from collections.abc import Callable, Mapping
@@ -301,7 +302,13 @@ class FunctionTool:
                 ],
             )
         except pydantic.ValidationError as exc:
-            raise ToolArgumentsError(self._name, problems_from_validation_error(exc)) from None
+            readable, data = _decoded(raw)
+            problems = (
+                problems_from_validation_error(exc, data)
+                if readable
+                else problems_from_validation_error(exc)
+            )
+            raise ToolArgumentsError(self._name, problems) from None
         except RecursionError:
             raise ToolArgumentsError(
                 self._name, [ArgumentProblem((), "the arguments are nested too deeply")]
@@ -355,6 +362,20 @@ class FunctionTool:
     def definition(self, dialect: DefinitionDialect) -> ToolDefinition:
         """The provider-ready definition: for `"openai"`, a strict tool compiles to `openai-strict`."""
         return _definition(self, dialect, self.compiled)
+
+
+def _decoded(raw: str | bytes | Mapping[str, Any] | None) -> tuple[bool, Any]:
+    """The arguments as data, to locate validation problems in them (`False` when unreadable)."""
+    if raw is None:
+        return True, {}
+    if isinstance(raw, str | bytes):
+        if not raw.strip():
+            return True, {}
+        try:
+            return True, json.loads(raw)
+        except (ValueError, RecursionError):
+            return False, None
+    return True, raw
 
 
 def _definition(

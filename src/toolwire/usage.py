@@ -98,5 +98,9 @@ def estimate_cost(requests: Iterable[tuple[str, str | None, Usage]]) -> Cost:
             price = calc_price(_price_usage(usage), model, provider_id=provider)
         except LookupError as exc:
             return Cost(None, f"no known price for {provider}:{model} ({exc})")
+        except ValueError as exc:
+            # Usage the tables refuse (e.g. more cached than input tokens, from a server that
+            # miscounts): the price is unknown, and the run's result must not be lost over it.
+            return Cost(None, f"cannot price {provider}:{model}: {exc}")
         total += price.total_price
     return Cost(total)

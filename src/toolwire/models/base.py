@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections.abc import AsyncIterator, Generator, Mapping, Sequence
@@ -140,8 +141,9 @@ class ToolCall:
             result = error_result(value)
         else:
             result = to_result(value)
-            if is_error:
-                result.is_error = True
+            if is_error and not result.is_error:
+                # A copy: a `ToolResult` the caller passed in is theirs, not to be changed.
+                result = dataclasses.replace(result, is_error=True)
         return ToolResultMessage.from_result(self.id, self.name, result)
 
 

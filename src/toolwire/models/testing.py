@@ -6,10 +6,12 @@ record every request they receive (`model.requests`) so tests can assert on what
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import itertools
 import json
 import math
+import re
 import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -291,10 +293,13 @@ class TestModel(_OfflineModel):
 
     async def _reply(self, request: ModelRequest) -> Reply:
         answered = _latest_results(request.messages)
-        if answered is None and request.tools and request.tool_choice != "none":
-            chosen = [
-                t for t in request.tools if self.call_tools == "all" or t.name in self.call_tools
-            ]
+        choice = request.tool_choice
+        if answered is None and request.tools and choice != "none":
+            names = [self.call_tools] if isinstance(self.call_tools, str) else self.call_tools
+            chosen = [t for t in request.tools if self.call_tools == "all" or t.name in names]
+            if isinstance(choice, str) and choice not in ("auto", "required"):
+                # A forced tool choice names the one tool the model must call.
+                chosen = [t for t in request.tools if t.name == choice]
             if chosen:
                 return [(t.name, example_arguments(t.parameters)) for t in chosen]
         if self.final_text is not None:
@@ -334,11 +339,15 @@ _FORMATS: dict[str, str] = {
 }
 
 
+_SHALLOW = 6
+"""Below this depth, arrays without `minItems` get one item; deeper, none (recursive schemas end)."""
+
+
 @dataclass(slots=True)
 class _Gen:
     defs: dict[str, Any] = field(default_factory=dict[str, Any])
 
-    def value(self, schema: Any, depth: int = 0) -> Any:
+    def value(self, schema: Any, depth: int = 0, variant: int = 0) -> Any:
         if not isinstance(schema, Mapping) or depth > 12:
             return None
         node: Mapping[str, Any] = schema  # pyright: ignore[reportUnknownVariableType]
@@ -346,65 +355,261 @@ class _Gen:
         if isinstance(ref, str):
             target = self.defs.get(ref.rsplit("/", 1)[-1])
             merged = {**(target or {}), **{k: v for k, v in node.items() if k != "$ref"}}
-            return self.value(merged, depth + 1)
+            return self.value(merged, depth + 1, variant)
         if "const" in node:
             return node["const"]
-        if "default" in node:
+        # `x: int = None` has a null default its own type refuses: make a real value instead.
+        if "default" in node and not variant and (node["default"] is not None or _nullable(node)):
             return node["default"]
         enum = node.get("enum")
         if isinstance(enum, list) and enum:
-            values = typing.cast(list[Any], enum)
-            return next((e for e in values if e is not None), values[0])
+            values = [e for e in typing.cast(list[Any], enum) if e is not None] or [None]
+            return values[variant % len(values)]
         for key in ("anyOf", "oneOf"):
             branches = node.get(key)
             if isinstance(branches, list) and branches:
                 options = typing.cast(list[Any], branches)
                 usable: list[Any] = [b for b in options if not _is_null(b)]
-                return self.value((usable or options)[0], depth + 1)
+                return self.value((usable or options)[0], depth + 1, variant)
         all_of = node.get("allOf")
         if isinstance(all_of, list) and all_of:
-            merged: dict[str, Any] = {}
+            merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
             for part in all_of:  # pyright: ignore[reportUnknownVariableType]
                 if isinstance(part, Mapping):
                     merged.update(part)  # pyright: ignore[reportUnknownArgumentType]
-            return self.value(merged, depth + 1)
+            return self.value(merged, depth + 1, variant)
         kind: Any = node.get("type")
         if isinstance(kind, list):
             kinds = [k for k in typing.cast(list[Any], kind) if k != "null"]
             kind = kinds[0] if kinds else "null"
         if kind is None and "properties" in node:
             kind = "object"
-        return self._typed(str(kind), node, depth)
+        if kind is None and ("items" in node or "prefixItems" in node):
+            kind = "array"
+        return self._typed(str(kind), node, depth, variant)
 
-    def _typed(self, kind: str, node: Mapping[str, Any], depth: int) -> Any:
+    def _typed(self, kind: str, node: Mapping[str, Any], depth: int, variant: int) -> Any:
         if kind == "object":
-            props: Mapping[str, Any] = node.get("properties") or {}
-            required = node.get("required") or list(props)
-            return {k: self.value(props[k], depth + 1) for k in required if k in props}
+            return self._object(node, depth, variant)
         if kind == "array":
-            count = int(node.get("minItems", 1))
-            return [self.value(node.get("items", {}), depth + 1) for _ in range(count)]
+            return self._array(node, depth)
         if kind == "string":
-            fmt = node.get("format")
-            if isinstance(fmt, str) and fmt in _FORMATS:
-                return _FORMATS[fmt]
-            length = max(int(node.get("minLength", 1)), 1)
-            maximum = node.get("maxLength")
-            text = ("example" * (length // 7 + 1))[: max(length, 7)]
-            return text[: int(maximum)] if isinstance(maximum, int) else text
+            return _string(node, variant)
         if kind in ("integer", "number"):
-            return _number(node, integer=kind == "integer")
+            return _number(node, integer=kind == "integer", variant=variant)
         if kind == "boolean":
-            return True
+            return variant % 2 == 0
         if kind == "null":
             return None
-        return "example"
+        return "example" if not variant else f"example{variant}"
+
+    def _object(self, node: Mapping[str, Any], depth: int, variant: int) -> dict[str, Any]:
+        props: Mapping[str, Any] = node.get("properties") or {}
+        required = node.get("required") or list(props)
+        extra = node.get("additionalProperties")
+        # A required name the properties do not describe follows `additionalProperties`.
+        other: Any = typing.cast(Mapping[str, Any], extra) if isinstance(extra, Mapping) else {}
+        out = {
+            k: self.value(props.get(k, other), depth + 1, variant)
+            for k in required
+            if isinstance(k, str) and (k in props or extra is not False)
+        }
+        wanted = node.get("minProperties")
+        if isinstance(wanted, int) and len(out) < wanted:
+            spare = [k for k in props if k not in out]
+            for key in spare[: wanted - len(out)]:
+                out[key] = self.value(props[key], depth + 1, variant)
+            schema: Any = {}
+            if isinstance(extra, Mapping):
+                schema = typing.cast(Mapping[str, Any], extra)
+            n = 1
+            while len(out) < wanted and extra is not False:
+                out.setdefault(f"key{n}", self.value(schema, depth + 1, variant))
+                n += 1
+        return out
+
+    def _array(self, node: Mapping[str, Any], depth: int) -> list[Any]:
+        prefix: Any = node.get("prefixItems")
+        items: Any = node.get("items", {})
+        if isinstance(items, list):  # draft-04 tuples
+            prefix, items = typing.cast(list[Any], items), node.get("additionalItems", {})
+        head = typing.cast(list[Any], prefix) if isinstance(prefix, list) else []
+        low = node.get("minItems")
+        count = int(low) if isinstance(low, int | float) else (1 if depth < _SHALLOW else 0)
+        count = max(count, len(head))
+        high = node.get("maxItems")
+        if isinstance(high, int | float):
+            count = min(count, int(high))
+        unique = node.get("uniqueItems") is True
+        out: list[Any] = []
+        for i in range(count):
+            schema = head[i] if i < len(head) else items
+            value = self.value(schema, depth + 1)
+            if unique:
+                # Vary the value until it differs from the ones before (bounded attempts).
+                for v in range(1, 16):
+                    if value not in out:
+                        break
+                    value = self.value(schema, depth + 1, variant=i + v)
+            out.append(value)
+        return out
+
+
+def _nullable(node: Mapping[str, Any]) -> bool:
+    kind = node.get("type")
+    return (
+        kind == "null"
+        or (isinstance(kind, list) and "null" in kind)
+        or node.get("nullable") is True
+    )
 
 
 def _is_null(branch: Any) -> bool:
     return (
         isinstance(branch, Mapping) and typing.cast(Mapping[str, Any], branch).get("type") == "null"
     )
+
+
+def _string(node: Mapping[str, Any], variant: int) -> str:
+    low = node.get("minLength")
+    high = node.get("maxLength")
+    min_length = max(int(low), 0) if isinstance(low, int | float) else 0
+    max_length = int(high) if isinstance(high, int | float) else None
+    pattern = node.get("pattern")
+    fmt = node.get("format")
+    candidates: list[str] = []
+    if isinstance(fmt, str) and fmt in _FORMATS:
+        candidates.append(_FORMATS[fmt])
+    if isinstance(pattern, str):
+        candidates.extend(_pattern_examples(pattern, min_length))
+    length = max(min_length, 1)
+    text = ("example" * (length // 7 + 1))[: max(length, 7)]
+    if variant:
+        text = f"{text}{variant}"
+    candidates.append(text[:max_length] if max_length is not None else text)
+    for candidate in candidates:
+        if len(candidate) < min_length or (max_length is not None and len(candidate) > max_length):
+            continue
+        if isinstance(pattern, str) and not _matches(pattern, candidate):
+            continue
+        return candidate
+    return candidates[0]
+
+
+def _matches(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return True  # not a Python regex (JSON Schema uses ECMA-262's): nothing to check against
+
+
+def _pattern_examples(pattern: str, min_length: int) -> list[str]:
+    """Strings a regex matches, built from its parsed form (empty when it cannot be read)."""
+    if _REGEX_PARSER is None:
+        return []
+    try:
+        parsed = _REGEX_PARSER.parse(pattern)
+    except Exception:  # re.error, or a parser that changed between Python versions
+        return []
+    out: list[str] = []
+    for repeat in (1, 0, 2, max(min_length, 3)):
+        try:
+            text = _RegexExample(repeat).emit(parsed)
+        except Exception:
+            continue
+        if text not in out:
+            out.append(text)
+    return out
+
+
+def _load_regex_parser() -> Any:
+    try:
+        return importlib.import_module("re._parser")  # CPython's own, private to `re`
+    except ImportError:
+        return None
+
+
+_REGEX_PARSER: Any = _load_regex_parser()
+
+
+class _RegexExample:
+    """Writes one string a parsed regex matches; `repeat` is the preferred count of repetitions."""
+
+    def __init__(self, repeat: int) -> None:
+        self.repeat = repeat
+        self.groups: dict[int, str] = {}
+
+    def emit(self, items: Any) -> str:
+        return "".join(self.one(getattr(op, "name", str(op)), av) for op, av in items)
+
+    def one(self, op: str, av: Any) -> str:
+        if op == "LITERAL":
+            return chr(av)
+        if op == "NOT_LITERAL":
+            return "a" if chr(av) != "a" else "b"
+        if op == "ANY":
+            return "a"
+        if op == "IN":
+            return _char_in(av)
+        if op == "CATEGORY":
+            return _char_in([(op, av)])
+        if op == "BRANCH":
+            return self.emit(av[1][0])
+        if op in ("SUBPATTERN", "ATOMIC_GROUP"):
+            inner = av[-1] if op == "SUBPATTERN" else av
+            text = self.emit(inner)
+            if op == "SUBPATTERN" and av[0] is not None:
+                self.groups[av[0]] = text
+            return text
+        if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, high, inner = av
+            count = max(low, self.repeat)
+            if high < 100_000:  # MAXREPEAT means unbounded
+                count = min(count, high)
+            return "".join(self.emit(inner) for _ in range(count))
+        if op == "GROUPREF":
+            return self.groups.get(av, "")
+        if op == "GROUPREF_EXISTS":
+            group, yes, no = av
+            return self.emit(yes) if group in self.groups else (self.emit(no) if no else "")
+        return ""  # anchors and lookarounds take no characters
+
+
+_CHAR_POOL = "a0bA_xZ9-. zé"
+
+
+def _char_in(items: Any) -> str:
+    entries = [(getattr(op, "name", str(op)), av) for op, av in items]
+    negate = any(op == "NEGATE" for op, _ in entries)
+
+    def member(ch: str) -> bool:
+        for op, av in entries:
+            if op == "LITERAL" and ch == chr(av):
+                return True
+            if op == "RANGE" and av[0] <= ord(ch) <= av[1]:
+                return True
+            if op == "CATEGORY":
+                name = getattr(av, "name", str(av))
+                word = ch.isalnum() or ch == "_"
+                tests = {
+                    "CATEGORY_DIGIT": ch.isdigit(),
+                    "CATEGORY_NOT_DIGIT": not ch.isdigit(),
+                    "CATEGORY_SPACE": ch.isspace(),
+                    "CATEGORY_NOT_SPACE": not ch.isspace(),
+                    "CATEGORY_WORD": word,
+                    "CATEGORY_NOT_WORD": not word,
+                }
+                if tests.get(name, False):
+                    return True
+        return False
+
+    if not negate:
+        for op, av in entries:
+            if op == "LITERAL":
+                return chr(av)
+            if op == "RANGE":
+                return chr(av[0])
+    return next((ch for ch in _CHAR_POOL if member(ch) != negate), "a")
 
 
 def _bound(node: Mapping[str, Any], plain: str, exclusive: str) -> tuple[float | None, bool]:
@@ -422,9 +627,23 @@ def _bound(node: Mapping[str, Any], plain: str, exclusive: str) -> tuple[float |
     return max(candidates) if plain == "minimum" else min(candidates, key=lambda c: (c[0], -c[1]))
 
 
-def _number(node: Mapping[str, Any], *, integer: bool) -> int | float:
+def _number(node: Mapping[str, Any], *, integer: bool, variant: int = 0) -> int | float:
     lo, lo_ex = _bound(node, "minimum", "exclusiveMinimum")
     hi, hi_ex = _bound(node, "maximum", "exclusiveMaximum")
+    step_value = node.get("multipleOf")
+    step = float(step_value) if isinstance(step_value, int | float) and step_value > 0 else None
+
+    def fits(v: float) -> bool:
+        if lo is not None and (v < lo or (lo_ex and v == lo)):
+            return False
+        if hi is not None and (v > hi or (hi_ex and v == hi)):
+            return False
+        if step is not None:
+            quotient = v / step
+            if abs(quotient - round(quotient)) > 1e-9:
+                return False
+        return not integer or float(v).is_integer()
+
     if lo is not None and hi is not None:
         value = (lo + hi) / 2
     elif lo is not None:
@@ -433,15 +652,24 @@ def _number(node: Mapping[str, Any], *, integer: bool) -> int | float:
         value = min(1.0, hi - 1 if hi_ex else hi)
     else:
         value = 1.0
-    step = node.get("multipleOf")
-    if isinstance(step, int | float) and step > 0:
-        value = math.ceil(value / step) * step
-    if not integer:
-        return value
-    number = math.ceil(value)
-    if lo is not None and (number < lo or (lo_ex and number == lo)):
-        number = math.floor(lo) + 1
-    return number
+    value += variant
+    candidates = [value, math.ceil(value), math.floor(value)]
+    if step is not None:
+        candidates[:0] = [round(math.ceil(value / step) * step, 12)]
+        for bound in (lo, hi):
+            if bound is not None:
+                k = bound / step
+                candidates += [round(n * step, 12) for n in (math.ceil(k), math.floor(k))]
+                candidates += [round(n * step, 12) for n in (math.ceil(k) + 1, math.floor(k) - 1)]
+    for bound in (lo, hi):
+        if bound is not None:
+            candidates += [bound, math.floor(bound) + 1, math.ceil(bound) - 1]
+            candidates += [bound + 0.5 * abs(bound or 1), bound - 0.5 * abs(bound or 1)]
+    if lo is not None and hi is not None:
+        candidates += [lo + (hi - lo) / 4, lo + (hi - lo) * 3 / 4]
+    candidates += [0, 1]
+    chosen = next((c for c in candidates if fits(c)), value)
+    return math.ceil(chosen) if integer else chosen
 
 
 def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
