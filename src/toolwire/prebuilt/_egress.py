@@ -176,7 +176,7 @@ def _legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
         return None
     values: list[int] = []
     for part in parts:
-        if not _NUMERIC_LABEL.match(part):
+        if not _NUMERIC_LABEL.fullmatch(part):
             return None
         if part.startswith("0x"):
             values.append(int(part[2:] or "0", 16))
@@ -197,7 +197,7 @@ def _legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
 
 def _numeric_host_reason(host: str) -> str | None:
     """Why a host that looks like an IPv4 address but is not in dotted decimal is refused."""
-    if not _NUMERIC_LABEL.match(host.rsplit(".", 1)[-1]):
+    if not _NUMERIC_LABEL.fullmatch(host.rsplit(".", 1)[-1]):
         return None
     decoded = _legacy_ipv4(host)
     if decoded is None:

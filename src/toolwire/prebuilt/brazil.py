@@ -135,7 +135,7 @@ _CNPJ_BASE = re.compile(r"^[0-9A-Z]{12}$")
 def cnpj_check_digits(base: str) -> str:
     """The two check digits of a CNPJ's first twelve characters (digits or, since 2026, A-Z)."""
     base = base.upper()
-    if not _CNPJ_BASE.match(base):
+    if not _CNPJ_BASE.fullmatch(base):
         raise ValueError("a CNPJ base is twelve characters from 0-9 and A-Z")
     values = [ord(c) - 48 for c in base]
     first = _mod11(values, _CNPJ_WEIGHTS_1)

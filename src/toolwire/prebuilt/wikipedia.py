@@ -35,7 +35,7 @@ _ANNOTATIONS = ToolAnnotations(
 
 def _root(base_url: str, language: str) -> str:
     code = language.strip().lower()
-    if not _LANGUAGE.match(code):
+    if not _LANGUAGE.fullmatch(code):
         raise ToolError(
             f"{language!r} is not a Wikipedia language code; use codes such as 'en', 'pt', 'de' "
             "or 'simple'."
