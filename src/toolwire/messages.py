@@ -4,7 +4,8 @@ A history is a `list[Message]`. Items that came from a provider keep that provid
 `provider_state` (Gemini thought signatures, Anthropic thinking signatures and redacted thinking,
 OpenAI Responses item ids and encrypted reasoning, DeepSeek reasoning) and the assistant message
 names the provider it came from, so an adapter replays the state verbatim to the same provider and
-drops it for another. `dump_history` / `load_history` round-trip a history through JSON unchanged.
+drops it for another. `dump_history` / `load_history` round-trip a history through JSON unchanged;
+for that, `provider_state` holds JSON values only (adapters keep binary state as base64 text).
 """
 
 from __future__ import annotations
