@@ -707,3 +707,27 @@ async def test_a_model_error_reaches_the_caller_and_subscribers_see_an_error_sto
     assert done.result.stop_reason == "error"
     assert_every_call_answered_once(done.result.messages)
     assert [r.text for r in results_of(done.result.messages)] == ["2"]
+
+
+async def test_closing_a_model_leaves_a_callers_own_client_open() -> None:
+    from openai import AsyncOpenAI
+
+    from toolwire.models.anthropic import AnthropicModel
+    from toolwire.models.openai_chat import OpenAIChatModel
+
+    mine = OpenAIChatModel("gpt-4.1-mini", api_key="k")
+    await mine.aclose()
+    assert mine.client.is_closed()  # built by the model: the model closes it
+
+    client = AsyncOpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
+    theirs = OpenAIChatModel("gpt-4.1-mini", client=client)
+    await theirs.aclose()  # what run_sync does at the end of its event loop
+    assert not client.is_closed()  # passed in: the caller's to close
+    await client.close()
+
+    from anthropic import AsyncAnthropic
+
+    anthropic_client = AsyncAnthropic(api_key="k", base_url="http://127.0.0.1:9")
+    await AnthropicModel("claude-sonnet-4-5", client=anthropic_client).aclose()
+    assert not anthropic_client.is_closed()
+    await anthropic_client.close()

@@ -501,6 +501,11 @@ class _Compiler:
         if "object" not in types and "type" in root:
             shown = json.dumps(root["type"])
             raise UnsupportedError(f"(root): tool arguments must be an object, not type {shown}.")
+        if root.get("nullable") is not None:
+            # Arguments are always an object, never null: a nullable root would make strict mode
+            # wrap the root in anyOf, which providers reject.
+            root.pop("nullable")
+            self.note((), "dropped 'nullable' (tool arguments are always an object)")
         if root.get("type") != "object":
             root["type"] = "object"
             self.note((), 'set "type": "object" (tool arguments are an object)')

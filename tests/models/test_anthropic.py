@@ -10,6 +10,7 @@ import copy
 import dataclasses
 import functools
 import json
+import re
 import unicodedata
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -818,3 +819,80 @@ async def test_a_conversation_moves_to_openai_and_back() -> None:
         {"role": "assistant", "content": [{"type": "text", "text": "Mild, then."}]},
         {"role": "user", "content": [{"type": "text", "text": "Thanks!"}]},
     ]
+
+
+@pytest.mark.anyio
+async def test_call_ids_other_providers_wrote_are_made_acceptable_and_still_pair() -> None:
+    # Kimi (through OpenRouter, say) writes ids Anthropic refuses: `^[a-zA-Z0-9_-]+$` only.
+    other = AssistantMessage(
+        parts=[
+            ToolCallBlock(id="functions.weather:0", name="weather", arguments='{"city": "A"}'),
+            ToolCallBlock(id="functions.weather:1", name="weather", arguments='{"city": "B"}'),
+            ToolCallBlock(id="call_ok-1", name="weather", arguments='{"city": "C"}'),
+        ],
+        provider="openrouter",
+    )
+    history = [
+        UserMessage.of("weather?"),
+        other,
+        ToolResultMessage("functions.weather:0", "weather", [TextPart("sunny")]),
+        ToolResultMessage("functions.weather:1", "weather", [TextPart("rain")]),
+        ToolResultMessage("call_ok-1", "weather", [TextPart("snow")]),
+    ]
+    async with canned() as (server, model):
+        await model.complete(history=history, tools=[weather])
+    _, calls, results = server.received[0].json["messages"]
+    call_ids = [b["id"] for b in calls["content"]]
+    assert [b["tool_use_id"] for b in results["content"]] == call_ids
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]+", i) for i in call_ids)
+    assert len(set(call_ids)) == 3 and call_ids[2] == "call_ok-1"
+
+
+@pytest.mark.anyio
+async def test_tool_images_of_a_type_anthropic_cannot_read_are_described() -> None:
+    from toolwire.results import ResourcePart
+
+    call = AssistantMessage([ToolCallBlock("toolu_a", "draw", "{}")], provider="anthropic")
+    result = ToolResultMessage(
+        "toolu_a",
+        "draw",
+        [
+            ImagePart(data=b"<svg/>", mime_type="image/svg+xml"),
+            ResourcePart("mem://icon", mime_type="image/x-icon", blob=b"\x00\x00\x01\x00"),
+            ImagePart(data=PNG, mime_type="image/png"),
+        ],
+    )
+    async with canned() as (server, model):
+        await model.complete(history=[UserMessage.of("draw"), call, result])
+    (block,) = server.received[0].json["messages"][2]["content"]
+    assert block["content"] == [
+        {"type": "text", "text": "[image image/svg+xml]"},
+        {"type": "text", "text": "[resource mem://icon (image/x-icon)]"},
+        {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": "image/png",
+                "data": "iVBORw0KGgoAAAAAAAAAAA==",
+            },
+        },
+    ]
+
+
+@pytest.mark.anyio
+async def test_system_messages_anywhere_join_and_blank_ones_are_left_out() -> None:
+    history = [
+        SystemMessage(""),
+        SystemMessage("Be brief."),
+        UserMessage.of("hi"),
+        AssistantMessage([TextBlock("hello")], provider="anthropic"),
+        SystemMessage("  \n"),
+        SystemMessage("Answer in French."),
+    ]
+    async with canned(2) as (server, model):
+        await model.complete("again", history=history)
+        await model.complete("x", history=[SystemMessage(" ")])
+    first, second = (r.json for r in server.received)
+    assert first["system"] == "Be brief.\n\nAnswer in French."
+    assert [m["role"] for m in first["messages"]] == ["user", "assistant", "user"]
+    assert "system" not in second

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 
 from recordings.replay import ReplayServer, Reply, sse
@@ -677,3 +678,137 @@ async def test_the_assistant_turn_names_its_provider() -> None:
         "msg_x",
     )
     assert json.loads(json.dumps(completion.raw)) == completion.raw
+
+
+# --- continuations, early stops, empty results ------------------------------------------------------
+
+
+def text_turn(message_id: str, text: str, reason: str) -> Reply:
+    return stream_of([start(message_id), text_start(0), text_delta(0, text), stop(0), *end(reason)])
+
+
+@pytest.mark.anyio
+async def test_a_stream_continued_twice_sends_the_paused_content_once() -> None:
+    replies = [
+        text_turn("msg_1", "one", "pause_turn"),
+        text_turn("msg_2", "two", "pause_turn"),
+        text_turn("msg_3", "three", "end_turn"),
+    ]
+    async with serving(*replies) as (server, model):
+        _, completion = await streamed(model)
+    assert completion.text == "onetwothree" and completion.usage.requests == 3
+    # Like `complete`: the original messages, then everything produced so far as one turn.
+    sent = [r.json["messages"] for r in server.received]
+    user = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    assert sent[1] == [user, {"role": "assistant", "content": [{"type": "text", "text": "one"}]}]
+    assert sent[2] == [
+        user,
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}],
+        },
+    ]
+
+
+class _ClosingLog(httpx2.AsyncByteStream):
+    """A response body that notes when it is closed."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, log: list[str]) -> None:
+        self.inner, self.log = inner, log
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for piece in self.inner:
+            yield piece
+
+    async def aclose(self) -> None:
+        self.log.append("closed")
+        await self.inner.aclose()
+
+
+class _LoggingTransport(httpx2.AsyncBaseTransport):
+    """The real transport, with every response body's closing noted (public httpx API)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.log: list[str] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        self.log.append("opened")
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_ClosingLog(response.stream, self.log),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_consumer_that_stops_early_closes_the_response() -> None:
+    import anthropic
+
+    events = [start(), text_start(0), text_delta(0, "a"), text_delta(0, "b"), stop(0), *end()]
+    with ReplayServer([stream_of(events)]) as server:
+        transport = _LoggingTransport()
+        client = anthropic.AsyncAnthropic(
+            api_key="k",
+            base_url=server.base_url,
+            max_retries=0,
+            http_client=httpx2.AsyncClient(transport=transport),
+        )
+        async with AnthropicModel("claude-test", client=client) as model:
+            stream = model.stream_complete("hi")
+            assert await anext(stream) == TextDelta("a")
+            await stream.aclose()
+            # Closed by aclose() itself, not later by the garbage collector.
+            assert transport.log == ["opened", "closed"]
+
+
+@pytest.mark.anyio
+async def test_empty_and_error_tool_results_are_never_sent_empty() -> None:
+    from toolwire import TextBlock, TextPart, ToolCallBlock, ToolResultMessage
+
+    calls = AssistantMessage(
+        [
+            TextBlock("\n\n"),
+            ToolCallBlock("toolu_a", "f", "{}"),
+            ToolCallBlock("toolu_b", "f", "{}"),
+        ],
+        provider="anthropic",
+    )
+    history = [
+        UserMessage.of("go"),
+        calls,
+        ToolResultMessage("toolu_a", "f", [TextPart("")]),
+        ToolResultMessage("toolu_b", "f", [TextPart(" "), TextPart("")], is_error=True),
+        UserMessage([TextPart("and?"), TextPart("")]),
+    ]
+    async with serving(Reply.of_json(200, message([{"type": "text", "text": "ok"}]))) as (
+        server,
+        model,
+    ):
+        await model.complete(history=history)
+    sent = server.received[0].json["messages"]
+    assert [b["type"] for b in sent[1]["content"]] == ["tool_use", "tool_use"]
+    results = sent[2]["content"]
+    # Anthropic refuses empty text blocks, and an error result without content.
+    assert results[0] == {"type": "tool_result", "tool_use_id": "toolu_a"}
+    assert results[1]["is_error"] is True and results[1]["content"].strip()
+    assert results[2:] == [{"type": "text", "text": "and?"}]
+
+
+def test_a_model_serves_one_run_sync_after_another() -> None:
+    # Each run_sync has its own event loop and closes the model when it ends: the next one
+    # must get fresh connections, as the OpenAI adapter does.
+    from toolwire import Agent
+
+    reply = Reply.of_json(200, message([{"type": "text", "text": "x"}]))
+    with ReplayServer([reply, reply]) as server:
+        agent = Agent(AnthropicModel("claude-test", api_key="k", base_url=server.base_url))
+        assert agent.run_sync("hi").text == "x"
+        assert agent.run_sync("again").text == "x"
+    assert len(server.received) == 2

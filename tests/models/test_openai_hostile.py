@@ -42,7 +42,7 @@ from toolwire.messages import (
 from toolwire.models.base import CompletionDone, ModelSettings, ToolCallDelta, forbid_model_requests
 from toolwire.models.openai_chat import ModelStreamError, OpenAIChatModel
 from toolwire.models.providers import chat_model, ollama, openai_compatible
-from toolwire.results import AudioPart, ImagePart, TextPart
+from toolwire.results import AudioPart, ImagePart, ResourcePart, TextPart
 
 pytestmark = pytest.mark.anyio
 
@@ -765,3 +765,192 @@ async def test_every_preset_factory_takes_a_name_and_options() -> None:
         assert (model.provider, model.model_name) == (name, "some-model")
         assert model.profile == providers.PRESETS[name].profile
         assert model.client.timeout == 5
+
+
+# --- tool results the API cannot take as they are ---------------------------------------------
+
+
+async def test_error_and_empty_tool_results_are_clear_in_the_text() -> None:
+    calls = AssistantMessage(
+        [ToolCallBlock(f"c{i}", "f", "{}") for i in range(4)], provider="openai"
+    )
+    history: list[Message] = [
+        UserMessage.of("go"),
+        calls,
+        # Chat Completions has no `is_error`: the text itself must say the call failed.
+        ToolResultMessage("c0", "f", [TextPart("city not found")], is_error=True),
+        ToolResultMessage("c1", "f", [TextPart("Error: already said")], is_error=True),
+        ToolResultMessage("c2", "f", [TextPart("")]),
+        ToolResultMessage("c3", "f", [], is_error=True),
+    ]
+    with ReplayServer([answer()]) as server:
+        await connect(server).complete(history=history)
+    sent = [m["content"] for m in server.received[0].json["messages"][2:]]
+    assert sent[0] == "Error: city not found"
+    assert sent[1] == "Error: already said"
+    assert sent[2].strip() and not sent[2].lower().startswith("error")
+    assert sent[3].startswith("Error:") and sent[3].removeprefix("Error:").strip()
+
+
+async def test_audio_a_tool_returned_never_makes_the_request_unsendable() -> None:
+    history: list[Message] = [
+        UserMessage.of("record"),
+        AssistantMessage([ToolCallBlock("c1", "rec", "{}")], provider="openai"),
+        ToolResultMessage("c1", "rec", [TextPart("done"), AudioPart(b"OggS", "audio/ogg")]),
+    ]
+    with ReplayServer([answer()]) as server:
+        await connect(server).complete(history=history)
+    messages = server.received[0].json["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
+    assert messages[2]["content"] == "done\n[audio audio/ogg]"
+
+
+async def test_parallel_stream_calls_sharing_an_index_never_mix_arguments() -> None:
+    # Ollama streams every call of a parallel batch with index 0, each with its own id.
+    stream = sse(
+        [
+            chunk(call_delta(0, "call_a", "get_weather", '{"city":')),
+            chunk(call_delta(0, None, None, '"Paris"}')),
+            chunk(call_delta(0, "call_b", "get_weather", '{"city":"Rome"}')),
+            chunk(call_delta(0, "call_b", None, "")),
+            chunk({}, "tool_calls"),
+            "[DONE]",
+        ]
+    )
+    with ReplayServer([Reply.of_sse(stream)]) as server:
+        events = await stream_events(connect(server, "ollama"))
+    completion = events[-1].completion
+    assert [(c.id, c.name, c.arguments) for c in completion.tool_calls] == [
+        ("call_a", "get_weather", '{"city":"Paris"}'),
+        ("call_b", "get_weather", '{"city":"Rome"}'),
+    ]
+    pieces: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, ToolCallDelta):
+            pieces[event.index] = pieces.get(event.index, "") + event.arguments
+    assert pieces == {0: '{"city":"Paris"}', 1: '{"city":"Rome"}'}
+
+
+async def test_long_call_ids_from_other_providers_are_shortened_and_still_pair() -> None:
+    # OpenAI refuses call ids over 40 characters; other providers write longer ones.
+    long_a = "fc_" + "a" * 60
+    long_b = "fc_" + "a" * 59 + "b"
+    history: list[Message] = [
+        UserMessage.of("go"),
+        AssistantMessage(
+            [ToolCallBlock(long_a, "f", "{}"), ToolCallBlock(long_b, "f", "{}")],
+            provider="google",
+        ),
+        ToolResultMessage(long_a, "f", [TextPart("1")]),
+        ToolResultMessage(long_b, "f", [TextPart("2")]),
+    ]
+    with ReplayServer([answer()]) as server:
+        await connect(server).complete(history=history)
+    messages = server.received[0].json["messages"]
+    ids = [c["id"] for c in messages[1]["tool_calls"]]
+    assert [m["tool_call_id"] for m in messages[2:]] == ids
+    assert all(len(i) <= 40 for i in ids) and len(set(ids)) == 2
+
+
+async def test_images_a_tool_returned_are_sent_only_when_the_api_reads_them() -> None:
+    png = b"\x89PNG\r\n\x1a\nfake"
+    history: list[Message] = [
+        UserMessage.of("draw"),
+        AssistantMessage([ToolCallBlock("c1", "draw", "{}")], provider="openai"),
+        ToolResultMessage(
+            "c1",
+            "draw",
+            [
+                ImagePart(data=b"<svg/>", mime_type="image/svg+xml"),
+                ResourcePart("mem://chart", mime_type="image/png", blob=png),
+            ],
+        ),
+    ]
+    with ReplayServer([answer()]) as server:
+        await connect(server).complete(history=history)
+    messages = server.received[0].json["messages"]
+    assert messages[2]["content"] == "[image image/svg+xml]\n[resource mem://chart]"
+    # The SVG stays described in the text; the embedded PNG is shown.
+    assert messages[3]["content"][1:] == [
+        {
+            "type": "image_url",
+            "image_url": {"url": "data:image/png;base64," + base64.b64encode(png).decode()},
+        }
+    ]
+
+
+async def test_a_text_only_server_gets_no_media() -> None:
+    # DeepSeek refuses any image part ("unknown variant `image_url`"), which would make every
+    # later request of the conversation fail: a tool's image stays described in its text.
+    png = b"\x89PNG\r\n\x1a\nfake"
+    history: list[Message] = [
+        UserMessage.of("snap"),
+        AssistantMessage([ToolCallBlock("c1", "snap", "{}")], provider="deepseek"),
+        ToolResultMessage("c1", "snap", [TextPart("here"), ImagePart(data=png)]),
+    ]
+    with ReplayServer([answer()]) as server:
+        model = connect(server, "deepseek")
+        await model.complete(history=history)
+        with pytest.raises(UnsupportedError, match="text only"):
+            await model.complete(history=[UserMessage([TextPart("see"), ImagePart(data=png)])])
+    assert len(server.received) == 1
+    messages = server.received[0].json["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
+    assert messages[2]["content"] == "here\n[image image/png]"
+
+
+async def test_profile_none_keeps_the_presets_quirks() -> None:
+    from toolwire.models import providers
+
+    model = providers.deepseek("deepseek-chat", api_key="k", profile=None)
+    assert model.profile == providers.PRESETS["deepseek"].profile
+    await model.aclose()
+
+
+async def test_a_raw_function_tool_can_be_forced_by_name() -> None:
+    raw = {
+        "type": "function",
+        "function": {"name": "raw_fn", "parameters": {"type": "object", "properties": {}}},
+    }
+    with ReplayServer([answer()]) as server:
+        await connect(server).complete("x", tool_choice="raw_fn", settings={"tools": [raw]})
+    body = server.received[0].json
+    assert body["tools"] == [raw]
+    assert body["tool_choice"] == {"type": "function", "function": {"name": "raw_fn"}}
+
+
+async def test_a_consumer_that_stops_early_closes_the_response() -> None:
+    import httpx2
+
+    closed: list[bool] = []
+
+    class Body(httpx2.AsyncByteStream):
+        def __init__(self, inner: httpx2.AsyncByteStream) -> None:
+            self.inner = inner
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for piece in self.inner:
+                yield piece
+
+        async def aclose(self) -> None:
+            closed.append(True)
+            await self.inner.aclose()
+
+    class Transport(httpx2.AsyncHTTPTransport):
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            response = await super().handle_async_request(request)
+            assert isinstance(response.stream, httpx2.AsyncByteStream)
+            return httpx2.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=Body(response.stream),
+                extensions=response.extensions,
+            )
+
+    stream = sse([chunk({"content": "a"}), chunk({"content": "b"}), chunk({}, "stop"), "[DONE]"])
+    with ReplayServer([Reply.of_sse(stream)]) as server:
+        model = connect(server, http_client=httpx2.AsyncClient(transport=Transport()))
+        events = model.stream_complete("x")
+        assert (await anext(events)).text == "a"
+        await events.aclose()
+        assert closed == [True]  # by aclose() itself, not later by the garbage collector

@@ -59,7 +59,7 @@ class _Call:
 class StreamState:
     """Chunks folded into one answer; parallel calls kept apart by their index."""
 
-    __slots__ = ("answer", "calls", "reasoning", "refusal", "started", "text")
+    __slots__ = ("answer", "calls", "latest", "reasoning", "refusal", "started", "text")
 
     def __init__(self) -> None:
         self.answer = Answer(raw=[])
@@ -67,6 +67,7 @@ class StreamState:
         self.refusal: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[object, _Call] = {}
+        self.latest: dict[object, object] = {}  # a wire index -> the key of its latest call
         self.started = False
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
@@ -122,16 +123,32 @@ class StreamState:
 
     def _call(self, call: Any, events: list[StreamEvent]) -> None:
         call_id = get(call, "id")
-        key: object = get(call, "index")
-        if key is None:
+        index: object = get(call, "index")
+        function = get(call, "function")
+        name = get(function, "name")
+        key: object
+        if index is None:
             # No index: a new id starts a new call, anything else continues the last one.
             last = next(reversed(self.calls.values()), None)
             if last is None or (call_id and call_id != last.id):
                 key = ("position", len(self.calls))
             else:
                 key = next(reversed(self.calls))
-        function = get(call, "function")
-        name = get(function, "name")
+        else:
+            key = self.latest.get(index, index)
+            current = self.calls.get(key)
+            # Some servers (Ollama) give every call of a parallel batch the same index: a call's
+            # start (a name) with another id or another name under an index is a new call.
+            if (
+                current is not None
+                and name
+                and (
+                    (call_id and current.id and call_id != current.id)
+                    or (current.name and name != current.name)
+                )
+            ):
+                key = ("index", index, len(self.calls))
+            self.latest[index] = key
         arguments = get(function, "arguments")
         if arguments is not None and not isinstance(arguments, str):
             arguments = arguments_text(arguments)

@@ -6,7 +6,10 @@ reads the response bodies itself so that provider blocks are kept exactly as Ant
 Mapping:
 - System messages become `system` (joined by blank lines); user turns carry text, images and
   documents (PDF, plain text); tool results are `tool_result` blocks (text and images; other
-  parts become a bracketed text description) with `is_error` when the call failed.
+  parts, and images of a type Anthropic cannot read, become a bracketed text description) with
+  `is_error` when the call failed. Blank text blocks are left out (Anthropic refuses them), an
+  error result without content says the tool failed, and call ids Anthropic would refuse (other
+  providers') are rewritten the same way in the call and its result.
 - Thinking blocks keep their `signature`, `redacted_thinking` its `data`, server tool blocks
   (`server_tool_use`, `web_search_tool_result`, ...) their whole raw block; all of it is sent back
   verbatim in the next request. Text citations become `Citation`s spanning their text block.
@@ -29,12 +32,17 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import hashlib
 import json
 import os
+import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
+
+import anyio.lowlevel
 
 from ..errors import (
     ModelConnectionError,
@@ -129,14 +137,34 @@ class AnthropicModel:
                     "pip install 'toolwire[anthropic]'"
                 ) from exc
             key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
-            client = anthropic.AsyncAnthropic(
-                api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries
-            )
+            self._options = {
+                "api_key": key,
+                "base_url": base_url,
+                "timeout": timeout,
+                "max_retries": max_retries,
+            }
+            client = anthropic.AsyncAnthropic(**self._options)
         self.client: AsyncAnthropic = client
+        self._loop: object = None
         self._model_name = model_name
         self.max_tokens = max_tokens
         self.max_continuations = max_continuations
         self.provider_options: dict[str, Any] = provider_options
+
+    _options: dict[str, Any] | None = None
+
+    def _client(self) -> AsyncAnthropic:
+        # Pooled connections belong to the event loop that opened them: a client this model
+        # built is rebuilt for a new loop (each `run_sync` starts one, and closes the model at
+        # its end) or after `aclose()`. A client passed in is the caller's to manage.
+        loop = anyio.lowlevel.current_token().native_token
+        if self._options is not None and (loop != self._loop or self.client.is_closed()):
+            if self._loop is not None or self.client.is_closed():
+                from anthropic import AsyncAnthropic
+
+                self.client = AsyncAnthropic(**self._options)
+            self._loop = loop
+        return self.client
 
     @property
     def provider(self) -> str:
@@ -152,8 +180,10 @@ class AnthropicModel:
         return f"AnthropicModel({self._model_name!r})"
 
     async def aclose(self) -> None:
-        """Close the underlying HTTP client."""
-        await self.client.close()
+        """Close the HTTP client this model built; a client (or HTTP client) passed in is left
+        open for its owner."""
+        if self._options is not None:
+            await self.client.close()
 
     async def __aenter__(self) -> AnthropicModel:
         return self
@@ -208,22 +238,26 @@ class AnthropicModel:
         Tool-call deltas carry the content block's index, shifted past the earlier blocks when a
         paused turn is continued, so parallel calls never mix.
         """
-        request = self._request(prompt, history, tools, tool_choice, settings)
+        first = request = self._request(prompt, history, tools, tool_choice, settings)
         ids = CallIds()
         total: Completion | None = None
         raws: list[Any] = []
         offset = 0
         for attempt in range(self.max_continuations + 1):
             assembler = StreamAssembler(ids, offset)
-            async for event in self._stream(request, assembler):
-                yield event
+            # Closed as soon as the consumer stops, so the connection does not wait for the GC.
+            async with aclosing(self._stream(request, assembler)) as events:
+                async for event in events:
+                    yield event
             part = assembler.completion()
             raws.append(part.raw)
             total = part if total is None else _merge(total, part)
             if part.raw_finish_reason != "pause_turn" or attempt == self.max_continuations:
                 break
             offset += assembler.block_count
-            request = request.continued(total.message)
+            # Everything produced so far goes back as one assistant turn after the original
+            # messages (as `complete` does), never appended to the previous continuation.
+            request = first.continued(total.message)
         assert total is not None
         total.raw = raws[0] if len(raws) == 1 else raws
         yield CompletionDone(total)
@@ -275,7 +309,7 @@ class AnthropicModel:
 
         check_model_requests_allowed(self.provider)
         try:
-            response = await self.client.messages.with_raw_response.create(
+            response = await self._client().messages.with_raw_response.create(
                 model=request.model,
                 max_tokens=request.max_tokens,
                 messages=cast(Any, request.messages),
@@ -306,13 +340,13 @@ class AnthropicModel:
 
     async def _stream(
         self, request: _Request, assembler: StreamAssembler
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent]:
         import httpx2
         from anthropic import APIConnectionError, APIStatusError, APITimeoutError
 
         check_model_requests_allowed(self.provider)
         try:
-            async with self.client.messages.with_streaming_response.create(
+            async with self._client().messages.with_streaming_response.create(
                 model=request.model,
                 max_tokens=request.max_tokens,
                 messages=cast(Any, request.messages),
@@ -481,12 +515,14 @@ def _wire_messages(messages: Sequence[Message], provider: str) -> tuple[str, lis
         if isinstance(message, SystemMessage):
             system.append(message.text)
         elif isinstance(message, UserMessage):
-            push("user", [_user_part(p) for p in message.content])
+            push("user", _non_empty([_user_part(p) for p in message.content]))
         elif isinstance(message, AssistantMessage):
             push("assistant", _assistant_content(message, message.provider == provider))
         else:
             push("user", [_tool_result(message)])
-    return "\n\n".join(system), wire
+    # Anthropic refuses a blank system prompt; a system message in the middle of the history joins
+    # the others, since the API has one system prompt.
+    return "\n\n".join(s for s in system if s.strip()), wire
 
 
 def _assistant_content(message: AssistantMessage, same_provider: bool) -> list[dict[str, Any]]:
@@ -494,12 +530,12 @@ def _assistant_content(message: AssistantMessage, same_provider: bool) -> list[d
     out: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, TextBlock):
-            if part.text:  # Anthropic refuses empty text blocks
+            if part.text.strip():  # Anthropic refuses empty and whitespace-only text blocks
                 out.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallBlock):
             block: dict[str, Any] = {
                 "type": "tool_use",
-                "id": part.id,
+                "id": _wire_id(part.id),
                 "name": part.name,
                 "input": _input(part.arguments),
             }
@@ -525,6 +561,21 @@ def _assistant_content(message: AssistantMessage, same_provider: bool) -> list[d
                     del block["caller"]
                 out.append(block)
     return out
+
+
+_UNSAFE_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _wire_id(call_id: str) -> str:
+    """A call id Anthropic accepts (`^[a-zA-Z0-9_-]+$`), the same for a call and its result.
+
+    Other providers write ids Anthropic refuses (Kimi's `functions.get_weather:0`); those are
+    rewritten, with a hash of the original so that two ids never become one.
+    """
+    if call_id and not _UNSAFE_ID.search(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode()).hexdigest()[:8]
+    return f"{_UNSAFE_ID.sub('_', call_id)}_{digest}"
 
 
 def _input(arguments: str) -> dict[str, Any]:
@@ -576,29 +627,47 @@ def _document(part: FilePart) -> dict[str, Any]:
     return block
 
 
+_EMPTY_ERROR = "The tool failed without a message."
+
+
+def _non_empty(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Anthropic refuses text blocks that are empty or only whitespace.
+    return [b for b in blocks if b.get("type") != "text" or str(b.get("text", "")).strip()]
+
+
 def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id}
-    content = message.content
-    if len(content) == 1 and isinstance(content[0], TextPart):
-        block["content"] = content[0].text
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": _wire_id(message.call_id)}
+    content = _non_empty([_result_part(p) for p in message.content])
+    if not content and message.is_error:
+        # Anthropic refuses an error result without content.
+        content = [{"type": "text", "text": _EMPTY_ERROR}]
+    if len(content) == 1 and content[0]["type"] == "text":
+        block["content"] = content[0]["text"]
     elif content:
-        block["content"] = [_result_part(p) for p in content]
+        block["content"] = content
     if message.is_error:
         block["is_error"] = True
     return block
+
+
+_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+"""The image types Anthropic reads; a tool's image of another type is described instead, since
+one unreadable block would make every later request of the conversation fail."""
 
 
 def _result_part(part: ContentPart) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     if isinstance(part, ImagePart):
+        if part.data is not None and part.mime_type not in _IMAGE_TYPES:
+            return {"type": "text", "text": f"[image {part.mime_type}]"}
         return {"type": "image", "source": _source(part.data, part.url, part.mime_type)}
     if isinstance(part, ResourcePart):
         if part.text is not None:
             return {"type": "text", "text": part.text}
         mime = part.mime_type or "application/octet-stream"
-        if mime.startswith("image/") or mime == "application/pdf":
-            kind = "image" if mime.startswith("image/") else "document"
+        if mime in _IMAGE_TYPES or mime == "application/pdf":
+            kind = "image" if mime in _IMAGE_TYPES else "document"
             return {"type": kind, "source": _source(part.blob, None, mime)}
         return {"type": "text", "text": f"[resource {part.uri} ({mime})]"}
     if isinstance(part, ResourceLinkPart):

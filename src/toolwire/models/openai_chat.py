@@ -11,11 +11,17 @@ content; its server tool calls and results are omitted; citations are dropped an
 Tool results are always sent. A turn from the same provider also sends its reasoning back the way
 the profile says: DeepSeek's `reasoning_content`, Ollama's and OpenRouter's `reasoning` field,
 Groq's `<think>` tags. Chat Completions has no shape for server tool blocks, so they are never sent.
+
+Tool results: a tool message is text only, so the images (and wav/mp3 audio) a tool returned follow
+in a user turn, and other media stay described in the text. Chat Completions has no `is_error`: a
+failed call's text starts with "Error:". An empty result is sent as "(no output)"; call ids longer
+than OpenAI accepts (40 characters) are shortened the same way in the call and its result.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import time
 import uuid
@@ -47,7 +53,7 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ..results import AudioPart, ImagePart, TextPart
+from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import Tool, ToolLike
 from ._openai_chat_parse import (
     REASONING_FIELDS,
@@ -85,6 +91,7 @@ _FINISH: dict[str, FinishReason] = {
     "content_filter": "content_filter",
     "error": "error",
 }
+_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 _AUDIO_FORMATS = {
     "audio/wav": "wav",
     "audio/x-wav": "wav",
@@ -110,6 +117,9 @@ class ChatProfile:
         file_urls: The server takes a URL as a file's data (OpenRouter); elsewhere files must be
             bytes, and a URL raises `UnsupportedError`.
         system_role: The role system messages are sent with.
+        media: The server reads images, audio and files; a text-only server (DeepSeek) raises
+            `UnsupportedError` for them in user turns, and a tool's media stay described in its
+            result's text.
     """
 
     reasoning_replay: Literal["omit", "field", "think_tags"] = "omit"
@@ -119,6 +129,7 @@ class ChatProfile:
     max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
     file_urls: bool = False
     system_role: Literal["system", "developer"] = "system"
+    media: bool = True
 
 
 class OpenAIChatModel:
@@ -206,8 +217,10 @@ class OpenAIChatModel:
         return f"OpenAIChatModel({self._model_name!r}, provider={self._provider!r})"
 
     async def aclose(self) -> None:
-        """Close the underlying HTTP client."""
-        await self.client.close()
+        """Close the HTTP client this model built; a client (or HTTP client) passed in is left
+        open for its owner."""
+        if self._options is not None:
+            await self.client.close()
 
     async def __aenter__(self) -> OpenAIChatModel:
         return self
@@ -314,7 +327,7 @@ class OpenAIChatModel:
         if wire_tools:
             kwargs["tools"] = wire_tools
             if resolved or tool_choice != "auto":
-                kwargs["tool_choice"] = _tool_choice(tool_choice, resolved)
+                kwargs["tool_choice"] = _tool_choice(tool_choice, wire_tools)
             if options.parallel_tool_calls is not None:
                 kwargs["parallel_tool_calls"] = options.parallel_tool_calls
         if stream and self.profile.stream_usage:
@@ -347,7 +360,11 @@ class OpenAIChatModel:
                 out.append(self._assistant(message))
             else:
                 out.append(
-                    {"role": "tool", "tool_call_id": message.call_id, "content": message.text}
+                    {
+                        "role": "tool",
+                        "tool_call_id": _wire_id(message.call_id),
+                        "content": _tool_text(message),
+                    }
                 )
                 media.extend(self._tool_media(message))
         if media:
@@ -363,6 +380,10 @@ class OpenAIChatModel:
     def _user_part(self, part: TextPart | ImagePart | AudioPart | FilePart) -> dict[str, Any]:
         if isinstance(part, TextPart):
             return {"type": "text", "text": part.text}
+        if not self.profile.media:
+            raise UnsupportedError(
+                f"{self._provider} Chat Completions takes text only, not {part.kind} parts"
+            )
         if isinstance(part, ImagePart):
             url = part.url if part.data is None else _data_url(part.mime_type, part.data)
             return {"type": "image_url", "image_url": {"url": url}}
@@ -389,12 +410,26 @@ class OpenAIChatModel:
 
     def _tool_media(self, message: ToolResultMessage) -> list[dict[str, Any]]:
         # Tool messages carry text only; images and audio a tool returned follow as a user turn.
+        # Media the API cannot read stays described in the tool message's text: one unreadable
+        # part would make every later request of the conversation fail.
         parts: list[dict[str, Any]] = []
-        for part in message.content:
-            if isinstance(part, ImagePart | AudioPart):
-                parts.append(self._user_part(part))
+        for part in message.content if self.profile.media else ():
+            if isinstance(part, ImagePart):
+                if part.data is None or part.mime_type in _IMAGE_TYPES:
+                    parts.append(self._user_part(part))
+            elif isinstance(part, AudioPart):
+                if part.mime_type in _AUDIO_FORMATS:
+                    parts.append(self._user_part(part))
+            elif (
+                isinstance(part, ResourcePart)
+                and part.blob is not None
+                and part.mime_type is not None
+                and part.mime_type in _IMAGE_TYPES
+            ):
+                url = _data_url(part.mime_type, part.blob)
+                parts.append({"type": "image_url", "image_url": {"url": url}})
         if parts:
-            label = f"Media returned by tool call {message.call_id} ({message.name}):"
+            label = f"Media returned by tool call {_wire_id(message.call_id)} ({message.name}):"
             parts.insert(0, {"type": "text", "text": label})
         return parts
 
@@ -409,7 +444,7 @@ class OpenAIChatModel:
                 texts.append(part.text)
             elif isinstance(part, ToolCallBlock):
                 function = {"name": part.name, "arguments": part.arguments}
-                calls.append({"id": part.id, "type": "function", "function": function})
+                calls.append({"id": _wire_id(part.id), "type": "function", "function": function})
             elif isinstance(part, ReasoningBlock) and own and not part.redacted:
                 reasoning.append(part.text)
                 if field is None and part.provider_state:
@@ -552,6 +587,29 @@ class OpenAIChatModel:
         )
 
 
+_MAX_ID = 40
+
+
+def _wire_id(call_id: str) -> str:
+    # OpenAI refuses call ids longer than 40 characters, which other providers write; a longer
+    # id is shortened the same way for the call and its result, a hash keeping them apart.
+    if len(call_id) <= _MAX_ID:
+        return call_id
+    digest = hashlib.sha256(call_id.encode()).hexdigest()[:8]
+    return f"{call_id[: _MAX_ID - 9]}_{digest}"
+
+
+def _tool_text(message: ToolResultMessage) -> str:
+    # Servers refuse empty tool messages, and Chat Completions has no `is_error`: a failed call
+    # says so in its text.
+    text = message.text
+    if not text.strip():
+        text = "The tool failed without a message." if message.is_error else "(no output)"
+    if message.is_error and not text.lstrip().lower().startswith("error"):
+        text = f"Error: {text}"
+    return text
+
+
 def _tool_definition(tool: Tool) -> dict[str, Any]:
     definition = tool.definition("openai")
     function: dict[str, Any] = {
@@ -564,10 +622,13 @@ def _tool_definition(tool: Tool) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def _tool_choice(choice: ToolChoice, tools: Sequence[Tool]) -> Any:
+def _tool_choice(choice: ToolChoice, wire_tools: Sequence[Any]) -> Any:
     if choice in ("auto", "none", "required"):
         return choice
-    if isinstance(choice, str) and any(t.name == choice for t in tools):
+    # A function's name forces that function, whether toolwire's or a raw spec in `extra`.
+    if isinstance(choice, str) and any(
+        get(get(spec, "function"), "name") == choice for spec in wire_tools
+    ):
         return {"type": "function", "function": {"name": choice}}
     return choice
 

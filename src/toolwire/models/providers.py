@@ -78,11 +78,13 @@ PRESETS: dict[str, ProviderPreset] = {
         "DEEPSEEK_API_KEY",
         True,
         # In thinking mode DeepSeek wants `reasoning_content` back on the turns of a tool loop.
+        # Its API takes text only: an image part fails the whole request.
         profile=ChatProfile(
             reasoning_replay="field",
             reasoning_field="reasoning_content",
             reasoning_on_every_turn=True,
             max_tokens_field="max_tokens",
+            media=False,
         ),
     ),
     "openrouter": ProviderPreset(
@@ -159,7 +161,8 @@ def chat_model(
             raise ValueError(
                 "openai-compatible needs base_url=..., e.g. 'http://localhost:8000/v1'"
             )
-    options.setdefault("profile", preset.profile)
+    if options.get("profile") is None:  # `profile=None` means the preset's, not no quirks
+        options["profile"] = preset.profile
     return OpenAIChatModel(
         model_name, provider=preset.name, api_key=api_key, base_url=base_url, **options
     )
