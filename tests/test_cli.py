@@ -61,6 +61,159 @@ def served() -> Iterator[str]:
         proc.communicate(timeout=30)  # waits, and closes the pipes
 
 
+# Tools a user might write: bracketed text (which a terminal renderer must not take for its
+# markup), media, and string parameters whose values look like numbers.
+USER_TOOLS = """
+import base64
+from typing import Any
+
+from toolwire import tool
+from toolwire.results import AudioPart, ImagePart
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+@tool
+def echo(text: str) -> str:
+    \"\"\"Echo [text] back, unchanged [/].\"\"\"
+    return text
+
+
+@tool
+def brackets() -> str:
+    \"\"\"Answer with brackets.\"\"\"
+    return "[bold]kept[/bold] and [/] too"
+
+
+@tool
+def media() -> list[Any]:
+    \"\"\"A picture and a sound.\"\"\"
+    return [
+        ImagePart(data=PNG, mime_type="image/png"),
+        AudioPart(data=b"RIFF0000WAVE", mime_type="audio/wav; codecs=1"),
+    ]
+
+
+@tool
+def env_var(name: str) -> str:
+    \"\"\"Read an environment variable of the server's process.\"\"\"
+    import os
+
+    return os.environ.get(name, "unset")
+
+
+ALL = [echo, brackets, media, env_var]
+"""
+
+
+@pytest.fixture(scope="module")
+def user_tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("user_tools")
+    (folder / "usertools.py").write_text(USER_TOOLS)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def user_served(user_tools: Path) -> Iterator[str]:
+    """`toolwire serve --tools usertools:ALL` (a list attribute) from the user's folder."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [*TOOLWIRE, "serve", "--tools", "usertools:ALL", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=user_tools,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url == f"http://127.0.0.1:{port}/mcp", proc.stderr.read() if proc.stderr else ""
+        yield url
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def test_brackets_in_descriptions_and_results_are_printed_as_they_are(user_served: str) -> None:
+    table = run("tools", user_served)
+    assert table.returncode == 0, table.stderr
+    assert "Echo [text] back, unchanged [/]." in table.stdout
+    done = run("call", user_served, "brackets")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[bold]kept[/bold] and [/] too"
+
+
+def test_the_live_view_prints_brackets_as_they_are(user_tools: Path) -> None:
+    done = subprocess.run(
+        [*TOOLWIRE, "run", "go", "--model", "test", "--tools", "usertools:ALL"],
+        capture_output=True,
+        text=True,
+        cwd=user_tools,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "-> [bold]kept[/bold] and [/] too" in done.stderr
+
+
+def test_call_shows_media_and_saves_it_on_request(user_served: str, tmp_path: Path) -> None:
+    shown = run("call", user_served, "media")
+    assert shown.returncode == 0, shown.stderr
+    assert "image/png" in shown.stdout and "--save" in shown.stdout
+    assert "audio/wav" in shown.stdout
+    saved = run("call", user_served, "media", "--save", str(tmp_path))
+    assert saved.returncode == 0, saved.stderr
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["part0.png", "part1.wav"]
+    assert (tmp_path / "part0.png").read_bytes().startswith(b"\x89PNG")
+    assert str(tmp_path / "part0.png") in saved.stdout
+
+
+def test_number_like_values_stay_strings_where_the_tool_wants_a_string(user_served: str) -> None:
+    done = run("call", user_served, "echo", "text=52998224725")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "52998224725"
+    for value in ("true", "null", "NaN", "[1, 2]"):
+        kept = run("call", user_served, "echo", f"text={value}")
+        assert kept.returncode == 0, kept.stdout + kept.stderr
+        assert kept.stdout.strip() == value
+
+
+def test_call_over_stdio_starts_the_server_with_the_users_environment(user_tools: Path) -> None:
+    # `serve --stdio` started by `call --stdio`, as a user would type it in their shell: the
+    # command sees the shell's environment (API keys, virtualenv), as any command would.
+    server = f"{sys.executable} -m toolwire.cli serve --stdio --tools usertools:ALL"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TOOLWIRE_CLI_TEST": "from the shell"}
+    listed = subprocess.run(
+        [*TOOLWIRE, "tools", "--stdio", server, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=user_tools,
+        env=env,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert {r["name"] for r in json.loads(listed.stdout)} == {
+        "echo",
+        "brackets",
+        "media",
+        "env_var",
+    }
+    done = subprocess.run(
+        [*TOOLWIRE, "call", "--stdio", server, "env_var", "name=TOOLWIRE_CLI_TEST"],
+        capture_output=True,
+        text=True,
+        cwd=user_tools,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "from the shell"
+
+
 def test_tools_lists_the_served_tools(served: str) -> None:
     done = run("tools", served, "--json")
     assert done.returncode == 0, done.stderr
@@ -217,3 +370,80 @@ def test_demo_uses_a_provider_when_its_key_is_set() -> None:
     assert sent[0]["model"] == "gpt-4.1-mini"
     assert {t["function"]["name"] for t in sent[0]["tools"]} >= {"calculator", "current_datetime"}
     assert sent[1]["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "42"}
+
+
+def test_nan_and_infinity_stay_strings() -> None:
+    from toolwire.cli import _parse_pairs
+
+    # Not JSON: as numbers they would make the request body itself invalid JSON.
+    assert _parse_pairs(["x=NaN", "y=-Infinity", "z=1.5"], None) == {
+        "x": "NaN",
+        "y": "-Infinity",
+        "z": 1.5,
+    }
+
+
+@pytest.fixture
+def bind_locally(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make `serve --host H` listen on 127.0.0.1 whatever H is, so no traffic leaves it."""
+    asked: list[str] = []
+    real = socket.create_server
+
+    def create_server(address: tuple[str, int], **options: object) -> socket.socket:
+        asked.append(address[0])
+        return real(("127.0.0.1", address[1]))
+
+    monkeypatch.setattr(socket, "create_server", create_server)
+    return asked
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+
+
+@pytest.mark.anyio
+async def test_serve_on_a_named_interface_accepts_that_host(bind_locally: list[str]) -> None:
+    import httpx
+
+    from toolwire.cli import running_server
+    from toolwire.prebuilt import calculator
+
+    # `serve --host 192.0.2.10` is reached as http://192.0.2.10:PORT/mcp: that Host must pass
+    # the DNS-rebinding check (as with `toolwire.mcp.serve`), other names must not.
+    async with running_server([calculator], host="192.0.2.10") as url:
+        assert bind_locally == ["192.0.2.10"]
+        assert url.startswith("http://192.0.2.10:")
+        port = url.split(":")[2].split("/")[0]
+        headers = {"accept": "application/json, text/event-stream"}
+        async with httpx.AsyncClient() as http:
+            local_url = f"http://127.0.0.1:{port}/mcp"
+            ok = await http.post(
+                local_url, json=INIT, headers={**headers, "host": f"192.0.2.10:{port}"}
+            )
+            evil = await http.post(
+                local_url, json=INIT, headers={**headers, "host": f"evil.example:{port}"}
+            )
+    assert ok.status_code == 200, ok.text
+    assert 400 <= evil.status_code < 500
+
+
+@pytest.mark.anyio
+async def test_serve_on_every_interface_prints_a_url_that_works(bind_locally: list[str]) -> None:
+    from toolwire.cli import running_server
+    from toolwire.mcp import McpClient
+    from toolwire.prebuilt import calculator
+
+    async with running_server([calculator], host="0.0.0.0") as url:
+        assert bind_locally == ["0.0.0.0"]
+        # 0.0.0.0 is where it listens, not an address to give clients.
+        assert url.startswith("http://127.0.0.1:")
+        async with McpClient(url) as client:
+            assert (await client.call_tool("calculator", {"expression": "6*7"})).text == "42"

@@ -23,7 +23,9 @@ from typing import Annotated, Any
 import anyio
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .errors import ToolwireError
 from .results import AudioPart, ImagePart, ResourcePart, ToolResult
@@ -107,11 +109,19 @@ def _client(
         words = shlex.split(stdio)
         if not words:
             raise CliError("--stdio needs a command")
-        return McpClient(StdioServerParameters(command=words[0], args=words[1:]))
+        # The command runs as if typed in the user's shell, so it sees the shell's environment
+        # (the SDK would pass on only a few variables such as PATH and HOME).
+        params = StdioServerParameters(command=words[0], args=words[1:], env=dict(os.environ))
+        return McpClient(params)
     assert target is not None
     if not target.startswith(("http://", "https://")):
         raise CliError(f"{target!r} is not an http(s) URL; use --stdio for a local command")
     return McpClient(target, auth_token=token, headers=parsed_headers or None)
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON: sent on, they would make the request itself invalid.
+    raise ValueError(f"{name} is not JSON")
 
 
 def _parse_pairs(pairs: Sequence[str], raw_json: str | None) -> dict[str, Any]:
@@ -129,10 +139,43 @@ def _parse_pairs(pairs: Sequence[str], raw_json: str | None) -> dict[str, Any]:
         if not sep or not key:
             raise CliError(f"arguments are key=value, got {pair!r}")
         try:
-            args[key] = json.loads(value)  # numbers, booleans, lists, objects
+            args[key] = json.loads(value, parse_constant=_reject_constant)  # numbers, lists, ...
         except ValueError:
             args[key] = value  # anything else is a string
     return args
+
+
+def _prefer_strings(
+    args: dict[str, Any], pairs: Sequence[str], schema: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Keep a `key=value` as the string typed where the tool wants a string there.
+
+    `cpf=52998224725` or `zip=01310` must reach a string parameter as text, not as a number.
+    """
+    from ._validate import SchemaValidator
+    from .errors import SchemaError
+
+    properties: Any = (schema or {}).get("properties")
+    if not isinstance(properties, dict):
+        return args
+    properties = typing.cast(dict[str, Any], properties)
+    # A property's own `$ref`s point into the root schema's definitions.
+    defs = {k: schema[k] for k in ("$defs", "definitions") if schema and k in schema}
+    out = dict(args)
+    for pair in pairs:
+        key, _, raw = pair.partition("=")
+        prop = properties.get(key)
+        if isinstance(out.get(key), str) or not isinstance(prop, dict | bool):
+            continue
+        try:
+            check = SchemaValidator(
+                {**typing.cast(dict[str, Any], prop), **defs} if isinstance(prop, dict) else prop
+            )
+        except SchemaError:
+            continue
+        if not check.is_valid(out[key]) and check.is_valid(raw):
+            out[key] = raw
+    return out
 
 
 def _preview(text: str, limit: int = 120) -> str:
@@ -143,20 +186,28 @@ def _preview(text: str, limit: int = 120) -> str:
 def _print_result(result: ToolResult, save_dir: Path | None) -> None:
     for i, part in enumerate(result.content):
         if isinstance(part, ImagePart | AudioPart) and part.data is not None:
+            # Bracketed notes are plain text: markup=False, or rich would read them as tags.
             if save_dir is None:
                 out.print(
-                    f"[{part.kind} {part.mime_type}, {len(part.data)} bytes; --save DIR writes it]"
+                    f"[{part.kind} {part.mime_type}, {len(part.data)} bytes; --save DIR writes it]",
+                    markup=False,
                 )
                 continue
             save_dir.mkdir(parents=True, exist_ok=True)
-            extension = part.mime_type.split("/")[-1].split("+")[0]
-            path = save_dir / f"part{i}.{extension}"
+            path = save_dir / f"part{i}.{_extension(part.mime_type)}"
             path.write_bytes(part.data)
-            out.print(f"[{part.kind} saved to {path}]")
+            out.print(f"[{part.kind} saved to {path}]", markup=False)
         elif isinstance(part, ResourcePart) and part.blob is not None:
-            out.print(f"[resource {part.uri}: {len(part.blob)} bytes]")
+            out.print(f"[resource {part.uri}: {len(part.blob)} bytes]", markup=False)
         else:
             out.print(ToolResult(content=[part]).text, markup=False)
+
+
+def _extension(mime_type: str) -> str:
+    """A file extension for a MIME type: `image/svg+xml` -> `svg`, `audio/wav; codecs=1` -> `wav`."""
+    subtype = mime_type.split(";")[0].strip().split("/")[-1].split("+")[0].removeprefix("x-")
+    cleaned = "".join(c for c in subtype if c.isalnum() or c in "-.")
+    return cleaned or "bin"
 
 
 def _run(main: Callable[[], Any]) -> Any:
@@ -225,19 +276,35 @@ def _http_server(
 ) -> tuple[Any, socket.socket, str]:
     import uvicorn
 
-    from .mcp import create_app
+    from .mcp import LOCAL_HOSTS, create_app
 
+    bare = host.removeprefix("[").removesuffix("]")
+    ipv6 = ":" in bare
     try:
-        listener = socket.create_server((host, port))
+        if ipv6:
+            listener = socket.create_server((bare, port), family=socket.AF_INET6)
+        else:
+            listener = socket.create_server((bare, port))
     except OSError as exc:
         raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    # How clients name this server: as given, in brackets for IPv6; a wildcard address is where
+    # it listens, not one to connect to, so the URL names the loopback instead.
+    if bare in ("0.0.0.0", ""):
+        name = "127.0.0.1"
+    elif bare == "::":
+        name = "[::1]"
+    else:
+        name = f"[{bare}]" if ipv6 else bare
+    # The DNS-rebinding check must let through the name the server was asked to listen on,
+    # as `toolwire.mcp.serve` does.
+    hosts = list(LOCAL_HOSTS) if name in LOCAL_HOSTS else [*LOCAL_HOSTS, name]
     config = uvicorn.Config(
-        create_app(tools, auth_token=token, stateless=stateless),
+        create_app(tools, auth_token=token, stateless=stateless, allowed_hosts=hosts),
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=5,
     )
-    url = f"http://{host}:{listener.getsockname()[1]}/mcp"
+    url = f"http://{name}:{listener.getsockname()[1]}/mcp"
 
     class Server(uvicorn.Server):
         # toolwire handles Ctrl-C itself; uvicorn's own handler would re-raise the signal after
@@ -309,7 +376,8 @@ def list_tools(
     table.add_column("description")
     for spec in specs:
         notes = ", ".join(k for k, v in _annotation_dict(spec.annotations).items() if v is True)
-        table.add_row(spec.name, notes, _preview(spec.description or "", 90))
+        # Text cells: a description's brackets are not rich markup.
+        table.add_row(Text(spec.name), Text(notes), Text(_preview(spec.description or "", 90)))
     out.print(table)
 
 
@@ -350,7 +418,18 @@ def call(
 
     async def main() -> ToolResult:
         async with client:
-            return await client.call_tool(tool_name, args)
+            from .mcp import McpAuthError, McpConnectionError, McpError
+
+            try:
+                # The listing gives the tool's schema (for key=value) and its annotations.
+                specs = {spec.name: spec for spec in await client.list_tools()}
+            except (McpAuthError, McpConnectionError):
+                raise
+            except McpError:
+                specs = {}  # some servers list badly yet call fine: let the call decide
+            found = specs.get(tool_name)
+            schema = found.input_schema if found is not None else None
+            return await client.call_tool(tool_name, _prefer_strings(args, pairs, schema))
 
     result = _run(main)
     _print_result(result, save)
@@ -377,9 +456,10 @@ def _live_view(event: Any) -> None:
 
     if isinstance(event, FunctionCallCompleted):
         mark = "[red]error[/red]" if event.is_error else "[green]ok[/green]"
+        # Names, arguments and results are the tools' text, not markup.
         err.print(
-            f"  {mark} [bold]{event.name}[/bold]({_preview(event.arguments, 80)}) "
-            f"{event.duration * 1000:.0f} ms -> {_preview(event.result.text, 100)}",
+            f"  {mark} [bold]{escape(event.name)}[/bold]({escape(_preview(event.arguments, 80))}) "
+            f"{event.duration * 1000:.0f} ms -> {escape(_preview(event.result.text, 100))}",
             markup=True,
         )
 

@@ -2,8 +2,9 @@
 
 KIND is one of `toolwire` (toolwire tools served by `create_app`), `toolwire-stdio` (the same
 tools served over stdio by `serve`; no PORT), `sdk` (the SDK's low-level server with every content
-type, paginated), `sdk-stdio` (the same over stdio; no PORT), and `malformed` (answers tools/call
-with results MCP does not allow).
+type, paginated), `sdk-stdio` (the same over stdio; no PORT), `mismatch-stdio` (tools whose
+structured results break their output schema, over stdio), and `malformed` (answers tools/call
+with results MCP does not allow; `malformed-stdio` the same over stdio).
 """
 
 from __future__ import annotations
@@ -97,13 +98,14 @@ SDK_EVENTS: list[str] = []
 """What the in-process SDK server saw (e.g. a cancelled call), for assertions."""
 
 
-def sdk_server(page_size: int = 2) -> Server[Any]:
-    def stamp(ctx: ServerRequestContext[Any], result: dict[str, Any]) -> dict[str, Any]:
-        # The 2026-07-28 revision wants these on every result; older ones must not see them.
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return {"resultType": "complete", "ttlMs": 0, "cacheScope": "private", **result}
-        return result
+def stamp(ctx: ServerRequestContext[Any], result: dict[str, Any]) -> dict[str, Any]:
+    # The 2026-07-28 revision wants these on every result; older ones must not see them.
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return {"resultType": "complete", "ttlMs": 0, "cacheScope": "private", **result}
+    return result
 
+
+def sdk_server(page_size: int = 2) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams
     ) -> dict[str, Any]:
@@ -174,6 +176,55 @@ def sdk_server(page_size: int = 2) -> Server[Any]:
 
 def sdk_app() -> Starlette:
     return sdk_server().streamable_http_app()
+
+
+# --- an SDK server whose structured results break its own output schema ----------------------
+
+MISMATCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"celsius": {"type": "number"}},
+    "required": ["celsius"],
+}
+
+
+def mismatch_server() -> Server[Any]:
+    """`wrong_type` and `missing` declare an output schema their results do not meet."""
+    tools = [
+        {"name": name, "inputSchema": {"type": "object"}, "outputSchema": MISMATCH_SCHEMA}
+        for name in ("right", "wrong_type", "missing", "failed")
+    ]
+    results: dict[str, dict[str, Any]] = {
+        "right": {
+            "content": [{"type": "text", "text": "4.5"}],
+            "structuredContent": {"celsius": 4.5},
+        },
+        "wrong_type": {
+            "content": [{"type": "text", "text": "hot"}],
+            "structuredContent": {"celsius": "hot"},
+        },
+        "missing": {"content": [{"type": "text", "text": "no data"}]},
+        # An error result needs no structured content.
+        "failed": {"content": [{"type": "text", "text": "it broke"}], "isError": True},
+    }
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams
+    ) -> dict[str, Any]:
+        return stamp(ctx, {"tools": tools})
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        return stamp(ctx, results[params.name])
+
+    server: Server[Any] = Server("mismatch")
+    server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, list_tools)
+    server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, call_tool)
+    return server
+
+
+def mismatch_app() -> Starlette:
+    return mismatch_server().streamable_http_app()
 
 
 # --- toolwire tools ---------------------------------------------------------------------------
@@ -288,6 +339,34 @@ def malformed_app() -> Starlette:
     return Starlette(routes=[Route("/mcp", endpoint, methods=["POST", "DELETE"])])
 
 
+def malformed_stdio() -> None:
+    """A bare JSON-RPC loop over stdio whose tools/call results MCP does not allow."""
+    bad_results: dict[str, Any] = {
+        "bad_content": {"content": "nope"},
+        "bad_base64": {"content": [{"type": "image", "data": "***", "mimeType": "image/png"}]},
+    }
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        method = message.get("method")
+        if method == "initialize":
+            result: Any = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "malformed-stdio", "version": "0"},
+            }
+        elif method == "tools/list":
+            result = {
+                "tools": [{"name": n, "inputSchema": {"type": "object"}} for n in bad_results]
+            }
+        elif method == "tools/call":
+            result = bad_results[message["params"]["name"]]
+        else:
+            result = {}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+
+
 APPS: dict[str, Callable[[], Any]] = {
     "toolwire": toolwire_app,
     "sdk": sdk_app,
@@ -302,11 +381,14 @@ def main() -> None:
 
         anyio.run(lambda: serve(toolwire_tools(), stdio=True, name="toolwire-stdio"))
         return
-    if kind == "sdk-stdio":
+    if kind == "malformed-stdio":
+        malformed_stdio()
+        return
+    if kind in ("sdk-stdio", "mismatch-stdio"):
         from mcp.server.stdio import stdio_server
 
         async def run_stdio() -> None:
-            server = sdk_server()
+            server = sdk_server() if kind == "sdk-stdio" else mismatch_server()
             async with stdio_server() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
 

@@ -12,7 +12,7 @@ from mcp_servers import PNG, WAV, sdk_app
 
 from conftest import HERE, serve_app
 from toolwire import ToolAnnotations, ToolRegistry, ToolTimeoutError
-from toolwire.mcp import McpClient, McpTool, StdioServerParameters, from_mcp
+from toolwire.mcp import McpClient, McpConnectionError, McpTool, StdioServerParameters, from_mcp
 from toolwire.results import (
     AudioPart,
     ImagePart,
@@ -173,3 +173,19 @@ async def test_param_headers_are_sent_and_a_mismatch_relists() -> None:
         assert first.text == "eu-west", first.text
         second = await client.call_tool("region", {"region": "sa-east"})
         assert second.text == "sa-east"
+
+
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        ("pass", "closed the connection"),  # exits before the handshake
+        ("import sys; sys.stdin.read()", "did not answer the handshake"),  # never answers
+    ],
+    ids=["exits", "silent"],
+)
+async def test_stdio_server_that_fails_the_handshake(script: str, message: str) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-c", script])
+    client = McpClient(params, timeout=1)
+    with anyio.fail_after(20), pytest.raises(McpConnectionError, match=message):
+        await client.connect()
+    assert not client.connected

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from mcp_servers import SDK_EVENTS, malformed_app, sdk_app
+from mcp_servers import SDK_EVENTS, malformed_app, mismatch_app, sdk_app
 
-from conftest import eventually, free_port, serve_app
+from conftest import HERE, eventually, free_port, serve_app
 from toolwire import ToolTimeoutError
-from toolwire.mcp import McpClient, McpConnectionError
+from toolwire.mcp import McpClient, McpConnectionError, McpProtocolError, StdioServerParameters
 
 pytestmark = pytest.mark.anyio
 
@@ -146,8 +147,157 @@ async def test_malformed_results_become_error_results(name: str) -> None:
         assert (await client.call_tool("bad_content")).is_error
 
 
+@pytest.mark.parametrize("name", ["bad_content", "bad_base64"])
+async def test_malformed_results_over_stdio_become_error_results(name: str) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(HERE / "mcp_servers.py"), "malformed-stdio"]
+    )
+    async with McpClient(params, timeout=30) as client:
+        result = await client.call_tool(name)
+        assert result.is_error
+        assert "malformed result" in result.text
+        assert (await client.call_tool("bad_content")).is_error
+
+
 async def test_invalid_json_becomes_an_error_result() -> None:
     async with serve_app(malformed_app()) as url, McpClient(url) as client:
         result = await client.call_tool("not_json")
     assert result.is_error
     assert "invalid JSON" in result.text
+
+
+async def _check_output_schema_results(client: McpClient) -> None:
+    await client.list_tools()
+    right = await client.call_tool("right")
+    assert not right.is_error, right.text
+    assert right.structured == {"celsius": 4.5}
+    for name in ("wrong_type", "missing"):
+        result = await client.call_tool(name)
+        assert result.is_error, name
+        assert "malformed result" in result.text
+        assert "output schema" in result.text
+        assert isinstance(result.error, McpProtocolError)
+    failed = await client.call_tool("failed")
+    assert failed.is_error
+    assert failed.text == "it broke"
+
+
+async def test_structured_content_breaking_the_output_schema_is_an_error_result() -> None:
+    async with serve_app(mismatch_app()) as url, McpClient(url) as client:
+        await _check_output_schema_results(client)
+
+
+async def test_structured_content_breaking_the_output_schema_over_stdio() -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(HERE / "mcp_servers.py"), "mismatch-stdio"]
+    )
+    # The SDK's stdio client raises on such results; the call must still answer with a result.
+    async with McpClient(params, timeout=30) as client:
+        await _check_output_schema_results(client)
+
+
+async def test_listing_whose_cursors_never_end_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    import toolwire.mcp.client
+
+    async def endpoint(request: Request) -> Response:
+        body = json.loads(await request.body())
+        if "id" not in body:
+            return Response(status_code=202)
+        if body["method"] == "initialize":
+            result: Any = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "endless", "version": "0"},
+            }
+        elif body["method"] == "tools/list":
+            page = int((body.get("params") or {}).get("cursor") or 0)
+            result = {"tools": [{"name": f"t{page}"}], "nextCursor": str(page + 1)}
+        else:
+            return JSONResponse({"jsonrpc": "2.0", "id": body["id"], "error": {"code": -32601}})
+        return JSONResponse({"jsonrpc": "2.0", "id": body["id"], "result": result})
+
+    monkeypatch.setattr(toolwire.mcp.client, "_MAX_PAGES", 5)
+    app = Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])])
+    async with serve_app(app) as url, McpClient(url, protocol="legacy") as client:
+        # A truncated listing would pass for the whole one; say so instead.
+        with pytest.raises(McpProtocolError, match="pages"):
+            await client.list_tools()
+
+
+async def test_a_failed_session_renewal_is_tried_again_on_the_next_call() -> None:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    state: dict[str, Any] = {"sessions": 0, "live": None, "refuse_init": 0}
+
+    async def endpoint(request: Request) -> Response:
+        if request.method == "DELETE":
+            return Response(status_code=200)
+        body = json.loads(await request.body())
+        if body.get("method") == "initialize":
+            if state["refuse_init"]:
+                state["refuse_init"] -= 1
+                return Response("starting up", status_code=503)
+            state["sessions"] += 1
+            state["live"] = f"s{state['sessions']}"
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "flaky", "version": "0"},
+            }
+            return JSONResponse(
+                {"jsonrpc": "2.0", "id": body["id"], "result": result},
+                headers={"mcp-session-id": state["live"]},
+            )
+        session = request.headers.get("mcp-session-id")
+        if session is None:
+            return Response("Bad Request: missing session id", status_code=400)
+        if session != state["live"]:
+            return Response(status_code=404)
+        if "id" not in body:
+            return Response(status_code=202)
+        result = {"content": [{"type": "text", "text": f"ran in {session}"}]}
+        return JSONResponse({"jsonrpc": "2.0", "id": body["id"], "result": result})
+
+    app = Starlette(routes=[Route("/mcp", endpoint, methods=["POST", "DELETE"])])
+    async with serve_app(app) as url, McpClient(url, protocol="legacy") as client:
+        assert (await client.call_tool("t")).text == "ran in s1"
+        # The server restarts (our session is gone) and refuses the first handshake.
+        state["live"], state["refuse_init"] = "other", 1
+        first = await client.call_tool("t")
+        assert first.is_error
+        # The next call opens the session the last one could not.
+        second = await client.call_tool("t")
+        assert second.text == "ran in s2", second.text
+
+
+async def test_a_call_cancelled_by_its_caller_is_cancelled_on_the_server() -> None:
+    # A caller's own deadline (an agent's tool timeout, say) must stop the tool on the server
+    # too, not only the client's `timeout`.
+    sent: list[dict[str, Any]] = []
+
+    async def record(request: httpx2.Request) -> None:
+        if request.method == "POST":
+            sent.append(json.loads(request.content))
+
+    SDK_EVENTS.clear()
+    async with (
+        serve_app(sdk_app()) as url,
+        httpx2.AsyncClient(event_hooks={"request": [record]}) as http,
+        McpClient(url, http_client=http, protocol="legacy") as client,
+    ):
+        with anyio.move_on_after(0.5) as scope:
+            await client.call_tool("slow", {"seconds": 30})
+        assert scope.cancelled_caught
+        await eventually(lambda: "slow cancelled" in SDK_EVENTS, 10)
+        call = next(m for m in sent if m.get("method") == "tools/call")
+        cancel = next(m for m in sent if m.get("method") == "notifications/cancelled")
+        assert cancel["params"]["requestId"] == call["id"]
+        assert (await client.call_tool("echo", {"text": "still here"})).text == "still here"

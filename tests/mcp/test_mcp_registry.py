@@ -65,3 +65,24 @@ async def test_run_agent_over_mcp_tools() -> None:
     assert result.text == "The answer is 42."
     (entry,) = result.trace
     assert "42" in repr(entry)
+
+
+async def test_one_server_listed_twice_gets_one_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolwire.mcp import McpClient
+
+    connected: list[McpClient] = []
+    real_connect = McpClient.connect
+
+    async def connect(self: McpClient) -> None:
+        await real_connect(self)
+        connected.append(self)
+
+    monkeypatch.setattr(McpClient, "connect", connect)
+    async with serve_app(toolwire_app()) as url:
+        configs = [McpServerConfig(url, prefix="a"), McpServerConfig(url, prefix="b")]
+        async with McpToolRegistry(configs) as registry:
+            names = {t.name for t in await registry.discover_tools()}
+            assert {"a_add", "b_add"} <= names
+        # Every connection opened was kept, and so closed by the registry: none leaked.
+        assert len(connected) == 1
+        assert not connected[0].connected

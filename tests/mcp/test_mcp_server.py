@@ -8,8 +8,9 @@ import anyio
 import httpx
 import pytest
 from mcp_servers import CALLS, PNG, WAV, sdk_app, toolwire_app, toolwire_tools
+from pydantic import BaseModel
 
-from conftest import HERE, free_port, serve_app, wait_for_port
+from conftest import HERE, eventually, free_port, serve_app, wait_for_port
 from mcp import Client
 from toolwire import ToolAnnotations
 from toolwire.mcp import (
@@ -117,6 +118,68 @@ async def test_output_schema_and_annotations_are_listed() -> None:
     assert spec.output_schema == drop.output_schema
 
 
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+async def test_results_that_break_the_output_schema_are_error_results() -> None:
+    # The SDK's client refuses (raises on) structured content that breaks a tool's output
+    # schema, so the server must not send it: such a result goes out as an error result.
+    from toolwire import tool
+    from toolwire.results import text_result
+
+    @tool
+    def good(city: str) -> Weather:
+        """Right shape."""
+        return Weather(city=city, celsius=4.5)
+
+    @tool
+    def partial(city: str) -> Weather:
+        """A required field missing."""
+        return {"city": city}  # type: ignore[return-value]  # pyright: ignore[reportReturnType]
+
+    @tool
+    def unstructured(city: str) -> Weather:
+        """No structured content at all."""
+        return text_result(f"sunny in {city}")  # type: ignore[return-value]  # pyright: ignore[reportReturnType]
+
+    app = create_app([good, partial, unstructured])
+    async with serve_app(app) as url, Client(url) as sdk:
+        await sdk.list_tools()
+        ok = await sdk.call_tool("good", {"city": "Lima"})
+        assert not ok.is_error
+        assert ok.structured_content == {"city": "Lima", "celsius": 4.5}
+        for name in ("partial", "unstructured"):
+            bad = await sdk.call_tool(name, {"city": "Lima"})
+            assert bad.is_error, name
+            assert "output schema" in bad.content[0].text  # type: ignore[union-attr]
+
+
+async def test_tools_returning_content_parts_list_no_output_schema() -> None:
+    from toolwire import tool
+
+    @tool
+    def picture() -> ImagePart:
+        """A picture."""
+        return ImagePart(data=PNG, mime_type="image/png")
+
+    @tool
+    def note() -> ResourcePart:
+        """A note."""
+        return ResourcePart(uri="test://n", mime_type="text/plain", text="hi")
+
+    async with serve_app(create_app([picture, note])) as url, Client(url) as sdk:
+        listed = {t.name: t for t in (await sdk.list_tools()).tools}
+        assert listed["picture"].output_schema is None
+        assert listed["note"].output_schema is None
+        # The SDK's client would refuse the result if the listing promised structured content.
+        image = await sdk.call_tool("picture", {})
+        assert not image.is_error
+        assert [c.type for c in image.content] == ["image"]
+        assert [c.type for c in (await sdk.call_tool("note", {})).content] == ["resource"]
+
+
 async def test_pagination() -> None:
     app = toolwire_app(page_size=2)
     async with serve_app(app) as url:
@@ -137,8 +200,17 @@ async def test_bearer_token_is_required() -> None:
                 await McpClient(url, auth_token=token).connect()
         async with httpx.AsyncClient() as http:
             response = await http.post(url, json=INIT, headers=HEADERS)
+            # The scheme is case-insensitive (RFC 7235); the token is not.
+            lower = await http.post(
+                url, json=INIT, headers={**HEADERS, "authorization": "bearer s3cret"}
+            )
+            wrong_case = await http.post(
+                url, json=INIT, headers={**HEADERS, "authorization": "Bearer S3CRET"}
+            )
         assert response.status_code == 401
         assert response.headers["www-authenticate"].startswith("Bearer")
+        assert lower.status_code == 200
+        assert wrong_case.status_code == 401
 
 
 async def test_dns_rebinding_protection_is_on_by_default() -> None:
@@ -245,3 +317,57 @@ async def test_remote_tools_can_be_served_again() -> None:
             ]
             weather = await client.call_tool("up_weather", {"city": "Lima"})
             assert weather.structured == {"city": "Lima", "celsius": 4.5}
+
+
+async def test_closing_the_client_ends_its_session() -> None:
+    async with serve_app(toolwire_app()) as url:
+        client = McpClient(url, protocol="legacy")
+        await client.connect()
+        session = client.session_id
+        assert session is not None
+        await client.close()
+        # The DELETE ended it: the server no longer knows the id.
+        async with httpx.AsyncClient() as http:
+            stale = await http.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                headers={
+                    **HEADERS,
+                    "mcp-session-id": session,
+                    "mcp-protocol-version": "2025-11-25",
+                },
+            )
+        assert stale.status_code == 404
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_call_the_client_gives_up_on_stops_on_the_server(protocol: str) -> None:
+    # 2026-07-28 cancels by closing the answer stream; with JSON answers nothing on the
+    # server listens for that unless toolwire does. The handshake era sends a notification.
+    from toolwire import tool
+
+    events: list[str] = []
+
+    @tool
+    async def slow(seconds: float) -> str:
+        """Sleep."""
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            events.append("cancelled")
+            raise
+        return "done"
+
+    @tool
+    def ping() -> str:
+        """Answer at once."""
+        return "pong"
+
+    async with (
+        serve_app(create_app([slow, ping])) as url,
+        McpClient(url, protocol=protocol) as client,  # type: ignore[arg-type]
+    ):
+        result = await client.call_tool("slow", {"seconds": 30}, timeout=0.5)
+        assert result.is_error
+        await eventually(lambda: events == ["cancelled"], 10)
+        assert (await client.call_tool("ping")).text == "pong"

@@ -130,6 +130,9 @@ class HttpSession:
         self._ids = itertools.count(1)
         self._generation = 0
         self._lock = anyio.Lock()
+        # Set when a session renewal failed: the old session is gone and no new one exists,
+        # so the next request must open one before it can be sent.
+        self._needs_session = False
         # Per tool, the arguments a 2026-07-28 server wants mirrored as `Mcp-Param-*` headers.
         self._param_headers: dict[str, dict[tuple[str, ...], str]] = {}
 
@@ -219,7 +222,9 @@ class HttpSession:
         """Start a new session unless a concurrent request already did since `generation`."""
         async with self._lock:
             if self._generation == generation:
+                self._needs_session = True
                 await self.initialize()
+                self._needs_session = False
                 self._generation += 1
 
     async def close(self) -> None:
@@ -255,6 +260,8 @@ class HttpSession:
             McpConnectionError: the server could not be reached, or dropped the connection.
         """
         renewed = retried = maybe_ran = False
+        if self._needs_session:
+            await self.renew(self._generation)
         while True:
             generation = self._generation
             request_id = next(self._ids)

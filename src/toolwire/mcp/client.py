@@ -11,11 +11,13 @@ from typing import Any, Literal, Self, TypeAlias
 import anyio
 import httpx2
 import mcp_types
+import pydantic
 from mcp.shared.exceptions import MCPError
 
 from mcp import Client, StdioServerParameters
 
 from .. import __version__
+from .._validate import SchemaValidator
 from ..errors import SchemaError, ToolError, ToolTimeoutError
 from ..middleware import ToolWrapper
 from ..results import ToolResult, error_result
@@ -37,6 +39,12 @@ _HEADER_MISMATCH = -32020
 
 _MAX_PAGES = 1000
 """A server whose cursors never end cannot hang `list_tools`."""
+
+
+class _RawResult(pydantic.BaseModel):
+    """A result taken from the SDK's stdio client as is, to be parsed like those over HTTP."""
+
+    model_config = pydantic.ConfigDict(extra="allow")
 
 
 _Era: TypeAlias = Literal["auto", "modern", "legacy"]
@@ -77,22 +85,29 @@ class _HttpConnection:
         self, method: str, params: dict[str, Any] | None, *, repeatable: bool, limit: float | None
     ) -> Any:
         sent: list[int] = []
-        with anyio.move_on_after(limit) as scope:
-            return await self.session.request(
-                method, params, repeatable=repeatable, on_send=sent.append
-            )
+        try:
+            with anyio.move_on_after(limit) as scope:
+                return await self.session.request(
+                    method, params, repeatable=repeatable, on_send=sent.append
+                )
+        except anyio.get_cancelled_exc_class():
+            # Cancelled by the caller (an agent's own tool timeout, say): the server must stop
+            # as well.
+            await self._cancel(sent, "cancelled by the client")
+            raise
         assert scope.cancelled_caught
+        await self._cancel(sent, f"timed out after {limit:g} seconds")
+        raise TimeoutError
+
+    async def _cancel(self, sent: list[int], reason: str) -> None:
         # In the per-request revision, closing the answer stream (done by the cancel scope) is
         # the cancellation; the handshake revision wants a notification.
         if sent and not self.session.modern:
             # Tell the server to stop working on it; bounded, since the server may be the problem.
-            with anyio.move_on_after(2, shield=True):
-                with suppress(McpError):
-                    await self.session.notify(
-                        "notifications/cancelled",
-                        {"requestId": sent[-1], "reason": f"timed out after {limit:g} seconds"},
-                    )
-        raise TimeoutError
+            with anyio.move_on_after(2, shield=True), suppress(McpError):
+                await self.session.notify(
+                    "notifications/cancelled", {"requestId": sent[-1], "reason": reason}
+                )
 
     async def close(self) -> None:
         await self.session.close()
@@ -119,12 +134,29 @@ class _StdioConnection:
             client_info=mcp_types.Implementation(name=self._client_name, version=__version__),
         )
         try:
-            self._client = await self._stack.enter_async_context(client)
+            try:
+                self._client = await self._stack.enter_async_context(client)
+            except BaseExceptionGroup as group:
+                # The SDK's task groups wrap the handshake's failure; the caller wants it.
+                failure = _single(group)
+                if failure is None:
+                    raise
+                raise failure from group
         except OSError as exc:
             raise McpConnectionError(
                 f"Cannot start MCP server {self._params.command!r}: {exc}"
             ) from exc
         except MCPError as exc:
+            if exc.code == mcp_types.CONNECTION_CLOSED:
+                raise McpConnectionError(
+                    f"The MCP server {self._params.command!r} closed the connection "
+                    "before the handshake (did it exit?)."
+                ) from exc
+            if exc.code == mcp_types.REQUEST_TIMEOUT:
+                raise McpConnectionError(
+                    f"The MCP server {self._params.command!r} did not answer the handshake "
+                    f"within {limit or 0:g} seconds."
+                ) from exc
             raise McpError(str(exc), code=exc.code) from exc
         info = client.server_info
         self.server_info = info.model_dump(mode="json", exclude_none=True) if info else None
@@ -143,10 +175,23 @@ class _StdioConnection:
                         cursor=params.get("cursor"), cache_mode="bypass"
                     )
                     return listed.model_dump(mode="json", by_alias=True, exclude_none=True)
-                called = await client.session.call_tool(
-                    params["name"], params.get("arguments"), read_timeout_seconds=limit
+                # Not `session.call_tool`: it raises RuntimeError for a result that breaks the
+                # tool's output schema; the client checks that itself, the same way for HTTP.
+                request = mcp_types.CallToolRequest(
+                    params=mcp_types.CallToolRequestParams(
+                        name=params["name"], arguments=params.get("arguments")
+                    )
                 )
-                return called.model_dump(mode="json", by_alias=True, exclude_none=True)
+                raw = await client.session.send_request(
+                    request, _RawResult, request_read_timeout_seconds=limit
+                )
+                return raw.model_extra or {}
+            except pydantic.ValidationError as exc:
+                problem = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
+                where = ".".join(str(p) for p in problem.get("loc", ()))
+                raise McpProtocolError(
+                    f"the {method} result breaks the protocol: {where} {problem['msg']}".strip()
+                ) from None
             except MCPError as exc:
                 if exc.code == mcp_types.REQUEST_TIMEOUT:
                     raise TimeoutError from exc  # the SDK already told the server to stop
@@ -159,6 +204,17 @@ class _StdioConnection:
     async def close(self) -> None:
         self._client = None
         await self._stack.aclose()
+
+
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception inside (possibly nested) groups, or `None` when there are several."""
+    found: BaseException = group
+    while isinstance(found, BaseExceptionGroup):
+        inner: tuple[BaseException, ...] = typing.cast(Any, found).exceptions
+        if len(inner) != 1:
+            return None
+        found = inner[0]
+    return found
 
 
 class McpClient:
@@ -213,6 +269,7 @@ class McpClient:
         self.protocol: _Era = protocol
         self._conn: _HttpConnection | _StdioConnection | None = None
         self._specs: dict[str, McpToolSpec] = {}
+        self._output_checks: dict[str, SchemaValidator | None] = {}
 
     def __repr__(self) -> str:
         target = self.server if isinstance(self.server, str) else self.server.command
@@ -324,7 +381,10 @@ class McpClient:
             if cursor in seen:
                 raise McpProtocolError(f"the server repeated the listing cursor {cursor!r}")
             seen.add(cursor)
+        else:
+            raise McpProtocolError(f"the tool listing did not end within {_MAX_PAGES} pages")
         self._specs = {spec.name: spec for spec in specs}
+        self._output_checks = {}
         if isinstance(conn, _HttpConnection):
             conn.session.remember_tools({s.name: s.input_schema for s in specs})
         return specs
@@ -365,7 +425,10 @@ class McpClient:
                 # schema; ours were missing or stale, so list afresh and send it once more.
                 await self.list_tools()
                 raw = await conn.request("tools/call", params, repeatable=repeatable, limit=limit)
-            return parse_call_result(raw)
+            result = parse_call_result(raw)
+            if not result.is_error:
+                self._check_output(name, result)
+            return result
         except TimeoutError as exc:
             timed_out = ToolTimeoutError(name, limit or 0)
             timed_out.__cause__ = exc
@@ -395,6 +458,38 @@ class McpClient:
             )
             result.error = exc
             return result
+
+    def _check_output(self, name: str, result: ToolResult) -> None:
+        """Hold a result to the output schema its tool was listed with, as MCP asks clients to.
+
+        Raises:
+            McpProtocolError: `structuredContent` is missing or does not match the schema.
+        """
+        spec = self._specs.get(name)
+        if spec is None or spec.output_schema is None:
+            return
+        if name not in self._output_checks:
+            try:
+                self._output_checks[name] = SchemaValidator(spec.output_schema)
+            except SchemaError:
+                self._output_checks[name] = None  # a schema we cannot read: nothing to hold it to
+        check = self._output_checks[name]
+        if check is None:
+            return
+        if result.structured is None:
+            raise McpProtocolError(
+                "the tool has an output schema but the result has no structuredContent"
+            )
+        problems = check.problems(result.structured, limit=3)
+        if problems:
+            found = "; ".join(
+                f"{'.'.join(map(str, p.path)) or 'the result'}: {p.message}"
+                + (f" (received {p.received})" if p.received is not None else "")
+                for p in problems
+            )
+            raise McpProtocolError(
+                f"the structuredContent does not match the tool's output schema: {found}"
+            )
 
     async def tools(self, *, prefix: str | None = None) -> list[McpTool]:
         """The server's tools as toolwire tools (listing them afresh).

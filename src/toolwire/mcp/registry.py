@@ -83,14 +83,17 @@ class McpToolRegistry:
         """
         found: dict[int, list[McpTool]] = {}
         self.failures = {}
+        # One connection per URL, even when a server is listed twice (with two prefixes, say).
+        locks = {config.url: anyio.Lock() for config in self.servers}
 
         async def discover(index: int, config: McpServerConfig) -> None:
-            client = self.clients.get(config.url)
             try:
-                if client is None:
-                    client = config.client()
-                    await client.connect()
-                    self.clients[config.url] = client
+                async with locks[config.url]:
+                    client = self.clients.get(config.url)
+                    if client is None:
+                        client = config.client()
+                        await client.connect()
+                        self.clients[config.url] = client
                 found[index] = await client.tools(prefix=config.prefix)
             except Exception as exc:
                 logger.warning("MCP server %s failed: %s", config.url, exc)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hmac
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 
 import anyio
@@ -14,12 +17,22 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
-from ..errors import UnknownToolError
+from .._schema import value_schema
+from .._validate import SchemaValidator
+from ..errors import SchemaError, UnknownToolError
 from ..registry import ToolRegistry
-from ..results import ToolResult, error_result
+from ..results import (
+    AudioPart,
+    ImagePart,
+    ResourceLinkPart,
+    ResourcePart,
+    TextPart,
+    ToolResult,
+    error_result,
+)
 from ..tools import Tool, ToolContext, ToolLike
 from ._content import annotations_to_mcp, result_to_mcp
 
@@ -27,6 +40,25 @@ __all__ = ["LOCAL_HOSTS", "build_server", "create_app", "serve"]
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 """The Host names accepted by default; anything else is refused as a DNS-rebinding attempt."""
+
+
+@functools.cache
+def _part_schemas() -> tuple[dict[str, Any], ...]:
+    parts = (TextPart, ImagePart, AudioPart, ResourcePart, ResourceLinkPart)
+    return tuple(value_schema(part) for part in parts)
+
+
+def _output_schema(tool: Tool) -> dict[str, Any] | None:
+    """The tool's output schema as MCP should list it.
+
+    A function annotated to return a content part (`-> ImagePart`) gets that dataclass's schema
+    as its output schema, yet its result is content, never structured data: listing it would
+    promise `structuredContent` the tool cannot give, which the SDK's client refuses.
+    """
+    schema = tool.output_schema
+    if schema is None:
+        return None
+    return None if schema in _part_schemas() else schema
 
 
 def _describe(tool: Tool) -> dict[str, Any]:
@@ -41,8 +73,9 @@ def _describe(tool: Tool) -> dict[str, Any]:
         entry["annotations"] = annotations
         if annotations.get("title"):
             entry["title"] = annotations["title"]
-    if tool.output_schema is not None:
-        entry["outputSchema"] = tool.output_schema
+    output_schema = _output_schema(tool)
+    if output_schema is not None:
+        entry["outputSchema"] = output_schema
     return entry
 
 
@@ -71,6 +104,9 @@ def build_server(
             page["nextCursor"] = str(start + size)
         pages.append(page)
     schemas = {t.name: t.definition("mcp").parameters for t in by_name.values()}
+    output_checks = {
+        t.name: check for t in by_name.values() if (check := _output_check(t)) is not None
+    }
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams
@@ -96,6 +132,9 @@ def build_server(
             call_id = str(ctx.request_id) if ctx.request_id is not None else None
             context = ToolContext(tool_name=found.name, call_id=call_id)
             result = await found.invoke(params.arguments or {}, context)
+            check = output_checks.get(found.name)
+            if check is not None and not result.is_error:
+                result = _hold_to_schema(found.name, result, check)
         out = result_to_mcp(result)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             out["resultType"] = "complete"
@@ -116,17 +155,133 @@ def build_server(
     return server
 
 
+def _output_check(tool: Tool) -> SchemaValidator | None:
+    schema = _output_schema(tool)
+    if schema is None:
+        return None
+    try:
+        return SchemaValidator(schema)
+    except SchemaError:
+        return None  # a schema we cannot read: clients are left to judge the result
+
+
+def _hold_to_schema(name: str, result: ToolResult, check: SchemaValidator) -> ToolResult:
+    """The result, or an error result when it breaks the tool's declared output schema.
+
+    MCP wants structured content that conforms whenever a tool lists an output schema; the
+    SDK's client raises on anything else, so a broken result goes out as a readable error.
+    """
+    structured: Any = result.structured
+    if not isinstance(structured, dict):
+        return error_result(
+            f"Tool {name!r} has an output schema but returned no structured object matching it."
+        )
+    problems = check.problems(structured, limit=3)
+    if not problems:
+        return result
+    found = "; ".join(
+        f"{'.'.join(map(str, p.path)) or 'the result'}: {p.message}" for p in problems
+    )
+    return error_result(f"Tool {name!r} returned a result that breaks its output schema: {found}")
+
+
+class _CancelOnDisconnect:
+    """Stop a 2026-07-28 request's handler when its client goes away before the answer.
+
+    In that revision, closing the answer stream is how a client cancels a request. With JSON
+    answers nothing else listens for that disconnect, so a cancelled tool would run on. (The
+    handshake era cancels with `notifications/cancelled`, which the SDK applies itself.)
+    Watching costs a task, so it starts only once a request has run for `_WATCH_AFTER` seconds:
+    quick answers, nearly all of them, pay for a timer alone.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        loop = _asyncio_loop()
+        if scope["type"] != "http" or scope["method"] != "POST" or not _modern(scope) or not loop:
+            await self.app(scope, receive, send)
+            return
+        # The body is read here, so that the watch sees only what comes after it.
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = [b"".join(chunks)]
+        gone = anyio.Event()
+
+        async def replay() -> dict[str, Any]:
+            if body:
+                return {"type": "http.request", "body": body.pop(), "more_body": False}
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        answered: list[bool] = []
+
+        async def send_answer(message: Message) -> None:
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                answered.append(True)
+
+        async def watch() -> None:
+            # After the body, the server only says that the client has gone (or, once the
+            # answer is out, that the exchange is over: nothing left to cancel then).
+            if (await receive())["type"] == "http.disconnect":
+                gone.set()
+                if not answered:
+                    request.cancel()
+
+        watcher: list[asyncio.Task[None]] = []
+        timer = loop.call_later(_WATCH_AFTER, lambda: watcher.append(loop.create_task(watch())))
+        with anyio.CancelScope() as request:
+            try:
+                await self.app(scope, replay, send_answer)
+            finally:
+                timer.cancel()
+                for task in watcher:
+                    task.cancel()
+                    with anyio.CancelScope(shield=True), suppress(asyncio.CancelledError):
+                        await task
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    # The watch uses asyncio's timers; under another event loop requests pass through.
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+_WATCH_AFTER = 0.05
+"""Seconds a 2026-07-28 request runs before the server starts watching for its client to leave."""
+
+
+def _modern(scope: Scope) -> bool:
+    version = next((v for k, v in scope["headers"] if k == b"mcp-protocol-version"), b"")
+    return version.decode("latin-1") in MODERN_PROTOCOL_VERSIONS
+
+
 class _BearerAuth:
     """Refuse HTTP requests without `Authorization: Bearer <token>` (401)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, credentials = given.partition(b" ")
+            # The scheme is case-insensitive (RFC 7235), the token compared in constant time.
+            valid = scheme.lower() == b"bearer" and hmac.compare_digest(
+                credentials.strip(), self.expected
+            )
+            if not valid:
                 # The OAuth bearer-token error shape, as the SDK's own auth middleware answers.
                 body = b'{"error":"invalid_token","error_description":"A valid bearer token is required"}'
 
@@ -199,6 +354,7 @@ def create_app(
         stateless_http=stateless,
         transport_security=_security(allowed_hosts, dns_rebinding_protection),
     )
+    app = _CancelOnDisconnect(app)
     if auth_token is not None:
         app = _BearerAuth(app, auth_token)
     return app
