@@ -683,3 +683,35 @@ async def test_fast_and_careful_paths_agree() -> None:
             assert fast.is_error and fast.text == str(careful)
         else:
             assert not fast.is_error
+
+
+class Shape(TypedDict):  # typing.TypedDict, which pydantic refuses on 3.11 unless upgraded
+    kind: str
+    sides: int
+
+
+def test_output_schema_only_for_structured_returns() -> None:
+    from toolwire import ImagePart, TextPart, ToolResult
+
+    def shape() -> Shape:
+        """Shape."""
+        return {"kind": "square", "sides": 4}
+
+    def image() -> ImagePart:
+        """Image."""
+        return ImagePart(url="https://example.com/x.png")
+
+    def parts() -> list[TextPart]:
+        """Parts."""
+        return [TextPart("a")]
+
+    def result() -> ToolResult:
+        """Result."""
+        return ToolResult()
+
+    assert tool(shape).output_schema is not None
+    assert tool(shape).output_schema["required"] == ["kind", "sides"]  # type: ignore[index]
+    assert tool(image).output_schema is None
+    assert tool(parts).output_schema is None
+    assert tool(result).output_schema is None
+    assert tool(weather).output_schema is None  # dict[str, Any]: free-form, nothing to declare

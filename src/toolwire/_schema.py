@@ -24,6 +24,7 @@ import typing_extensions
 from pydantic.json_schema import GenerateJsonSchema
 
 from .errors import ArgumentProblem
+from .results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 
 __all__ = [
     "FunctionSignature",
@@ -225,16 +226,21 @@ _PLAIN_RETURNS: tuple[Any, ...] = (
 )
 
 
+_CONTENT_TYPES = (TextPart, ImagePart, AudioPart, ResourcePart, ResourceLinkPart, ToolResult)
+
+
 def _output_schema(hint: Any) -> dict[str, Any] | None:
     """The JSON Schema of a structured (object) return type, for MCP's `outputSchema`."""
     if get_origin(hint) is Annotated:
         hint = get_args(hint)[0]
     if hint in _PLAIN_RETURNS or get_origin(hint) in (typing.Union, types.UnionType):
         return None
-    if isinstance(hint, type) and hint.__name__ == "ToolResult":
+    # Content parts and results are content, not structured data: nothing to declare.
+    inner = get_args(hint)[0] if get_origin(hint) in (list, tuple) and get_args(hint) else hint
+    if isinstance(inner, type) and issubclass(inner, _CONTENT_TYPES):
         return None
     try:
-        schema = value_schema(hint)
+        schema = value_schema(_upgrade_typeddicts(hint))
     except (pydantic.PydanticUserError, pydantic_core.SchemaError, TypeError):
         return None
     if schema.get("type") != "object" or (
