@@ -14,11 +14,14 @@ from pydantic import Field
 
 from toolwire import (
     FunctionTool,
+    ImagePart,
+    TextPart,
     Tool,
     ToolAnnotations,
     ToolArgumentsError,
     ToolContext,
     ToolError,
+    ToolResult,
     ToolTimeoutError,
     UnsupportedError,
     as_tool,
@@ -691,8 +694,6 @@ class Shape(TypedDict):  # typing.TypedDict, which pydantic refuses on 3.11 unle
 
 
 def test_output_schema_only_for_structured_returns() -> None:
-    from toolwire import ImagePart, TextPart, ToolResult
-
     def shape() -> Shape:
         """Shape."""
         return {"kind": "square", "sides": 4}
