@@ -283,6 +283,7 @@ def test_demo_end_to_end() -> None:
         (["run", "hi", "--tools", "no_such_module:x"], 1, "cannot import"),
         (["run", "hi", "--tools", "examples.quickstart:missing"], 1, "no attribute"),
         (["serve"], 1, "nothing to serve"),
+        (["serve", "--prebuilt", "--stdio", "--port", "9"], 1, "--stdio takes none"),
         (["bogus"], 2, "No such command"),
         (["run"], 2, "Missing argument"),
     ],

@@ -227,13 +227,19 @@ def serve(
         list[str] | None, typer.Option("--tools", help="module:attribute, repeatable.")
     ] = None,
     prebuilt: Annotated[bool, typer.Option("--prebuilt", help="Serve the prebuilt tools.")] = False,
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8000,
+    host: Annotated[
+        str | None, typer.Option(help="Interface to listen on [default: 127.0.0.1].")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port, 0 picks a free one [default: 8000].")
+    ] = None,
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve over stdin/stdout.")] = False,
     token: Annotated[str | None, typer.Option(help="Require this bearer token.")] = None,
     stateless: Annotated[bool, typer.Option(help="No sessions (for several workers).")] = False,
 ) -> None:
     """Serve tools over MCP (Streamable HTTP, or stdio); stop with Ctrl-C."""
+    if stdio and (host is not None or port is not None or token is not None or stateless):
+        raise CliError("--host, --port, --token and --stateless are for HTTP; --stdio takes none")
     chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
     if not chosen:
         raise CliError("nothing to serve: pass --prebuilt and/or --tools module:attribute")
@@ -247,7 +253,11 @@ def serve(
         return
 
     server, listener, url = _http_server(
-        chosen, host=host, port=port, token=token, stateless=stateless
+        chosen,
+        host="127.0.0.1" if host is None else host,
+        port=8000 if port is None else port,
+        token=token,
+        stateless=stateless,
     )
 
     async def over_http() -> None:
