@@ -228,10 +228,10 @@ def serve(
     ] = None,
     prebuilt: Annotated[bool, typer.Option("--prebuilt", help="Serve the prebuilt tools.")] = False,
     host: Annotated[
-        str | None, typer.Option(help="Interface to listen on [default: 127.0.0.1].")
+        str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")
     ] = None,
     port: Annotated[
-        int | None, typer.Option(help="Port, 0 picks a free one [default: 8000].")
+        int | None, typer.Option(help="Port, 0 picks a free one (default 8000).")
     ] = None,
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve over stdin/stdout.")] = False,
     token: Annotated[str | None, typer.Option(help="Require this bearer token.")] = None,
