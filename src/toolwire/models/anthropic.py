@@ -42,8 +42,6 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-import anyio.lowlevel
-
 from ..errors import (
     ModelConnectionError,
     ModelError,
@@ -73,6 +71,7 @@ from ..results import (
 )
 from ..tools import Tool, ToolLike
 from ._anthropic_stream import PROVIDER, CallIds, StreamAssembler, iter_sse, parse_message
+from ._client import LoopBoundClient, OwnsClient
 from .base import (
     Completion,
     CompletionDone,
@@ -99,7 +98,7 @@ _THINKING_ON = ("enabled", "adaptive")
 _FORCED = ("any", "tool")
 
 
-class AnthropicModel:
+class AnthropicModel(OwnsClient):
     """A Claude model over the Anthropic Messages API.
 
     Args:
@@ -137,34 +136,29 @@ class AnthropicModel:
                     "pip install 'toolwire[anthropic]'"
                 ) from exc
             key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
-            self._options = {
+            options: dict[str, Any] = {
                 "api_key": key,
                 "base_url": base_url,
                 "timeout": timeout,
                 "max_retries": max_retries,
             }
-            client = anthropic.AsyncAnthropic(**self._options)
-        self.client: AsyncAnthropic = client
-        self._loop: object = None
+            self._clients = LoopBoundClient(
+                anthropic.AsyncAnthropic(**options), lambda: anthropic.AsyncAnthropic(**options)
+            )
+        else:
+            self._clients = LoopBoundClient(client, None)
         self._model_name = model_name
         self.max_tokens = max_tokens
         self.max_continuations = max_continuations
         self.provider_options: dict[str, Any] = provider_options
 
-    _options: dict[str, Any] | None = None
+    @property
+    def client(self) -> AsyncAnthropic:
+        """The SDK client in use."""
+        return self._clients.current
 
     def _client(self) -> AsyncAnthropic:
-        # Pooled connections belong to the event loop that opened them: a client this model
-        # built is rebuilt for a new loop (each `run_sync` starts one, and closes the model at
-        # its end) or after `aclose()`. A client passed in is the caller's to manage.
-        loop = anyio.lowlevel.current_token().native_token
-        if self._options is not None and (loop != self._loop or self.client.is_closed()):
-            if self._loop is not None or self.client.is_closed():
-                from anthropic import AsyncAnthropic
-
-                self.client = AsyncAnthropic(**self._options)
-            self._loop = loop
-        return self.client
+        return self._clients.get()
 
     @property
     def provider(self) -> str:
@@ -178,18 +172,6 @@ class AnthropicModel:
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self._model_name!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP client this model built; a client (or HTTP client) passed in is left
-        open for its owner."""
-        if self._options is not None:
-            await self.client.close()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def complete(
         self,

@@ -30,8 +30,6 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-import anyio.lowlevel
-
 from ..errors import (
     ModelConnectionError,
     ModelError,
@@ -55,6 +53,7 @@ from ..messages import (
 )
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import Tool, ToolLike
+from ._client import LoopBoundClient, OwnsClient
 from ._openai_chat_parse import (
     REASONING_FIELDS,
     Answer,
@@ -132,7 +131,7 @@ class ChatProfile:
     media: bool = True
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(OwnsClient):
     """A model behind a Chat Completions endpoint (OpenAI's or a compatible server's).
 
     Args:
@@ -184,25 +183,21 @@ class OpenAIChatModel:
             if timeout is not None:
                 options["timeout"] = timeout
             options.update(client_options)
-            client = AsyncOpenAI(**options)
-            if "http_client" not in client_options:
-                self._options = options
-        self.client: AsyncOpenAI = client
-        self._loop: object = None
+            # An HTTP client passed in belongs to the caller: never rebuilt nor closed here.
+            owned = "http_client" not in client_options
+            self._clients = LoopBoundClient(
+                AsyncOpenAI(**options), (lambda: AsyncOpenAI(**options)) if owned else None
+            )
+        else:
+            self._clients = LoopBoundClient(client, None)
 
-    _options: dict[str, Any] | None = None
+    @property
+    def client(self) -> AsyncOpenAI:
+        """The SDK client in use."""
+        return self._clients.current
 
     def _client(self) -> AsyncOpenAI:
-        # Pooled connections belong to the event loop that opened them: a client this model
-        # built is rebuilt for a new loop (each `run_sync` starts one) or after `aclose()`.
-        loop = anyio.lowlevel.current_token().native_token
-        if self._options is not None and (loop != self._loop or self.client.is_closed()):
-            if self._loop is not None or self.client.is_closed():
-                from openai import AsyncOpenAI
-
-                self.client = AsyncOpenAI(**self._options)
-            self._loop = loop
-        return self.client
+        return self._clients.get()
 
     @property
     def provider(self) -> str:
@@ -215,18 +210,6 @@ class OpenAIChatModel:
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel({self._model_name!r}, provider={self._provider!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP client this model built; a client (or HTTP client) passed in is left
-        open for its owner."""
-        if self._options is not None:
-            await self.client.close()
-
-    async def __aenter__(self) -> OpenAIChatModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     # -- the Model protocol ------------------------------------------------------------------
 
