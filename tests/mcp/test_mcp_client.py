@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -189,3 +189,31 @@ async def test_stdio_server_that_fails_the_handshake(script: str, message: str) 
     with anyio.fail_after(20), pytest.raises(McpConnectionError, match=message):
         await client.connect()
     assert not client.connected
+
+
+async def test_user_headers_replace_ours_whatever_their_case() -> None:
+    seen: list[list[tuple[bytes, bytes]]] = []
+    inner = sdk_app()
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            seen.append(list(scope["headers"]))
+        await inner(scope, receive, send)
+
+    headers = {
+        "Authorization": "Bearer from-headers",
+        "X-Trace": "abc",
+        "Accept": "application/json, text/event-stream",
+    }
+    async with (
+        serve_app(recording) as url,
+        McpClient(url, auth_token="tok", headers=headers) as client,
+    ):
+        await client.list_tools()
+    assert seen
+    for request in seen:
+        names = [name.lower() for name, _ in request]
+        assert names.count(b"authorization") == 1
+        assert names.count(b"accept") == 1
+        assert dict(request)[b"authorization"] == b"Bearer tok"  # auth_token wins
+        assert dict(request)[b"x-trace"] == b"abc"

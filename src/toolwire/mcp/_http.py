@@ -123,7 +123,9 @@ class HttpSession:
             ),
         )
         base = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-        base.update(headers or {})
+        # Header names are case-insensitive: lower-case them so a caller's "Authorization" or
+        # "Accept" replaces ours instead of going out as a second header.
+        base.update({name.lower(): value for name, value in (headers or {}).items()})
         if auth_token is not None:
             base["authorization"] = f"Bearer {auth_token}"
         self._base_headers = base
