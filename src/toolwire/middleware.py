@@ -31,6 +31,7 @@ __all__ = [
     "apply_middleware",
     "compose_hooks",
     "is_retryable",
+    "retry_after_from_headers",
     "retry_after_seconds",
     "with_hooks",
     "with_retry",
@@ -171,7 +172,8 @@ def _header(headers: Any, name: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _retry_after(headers: Any) -> float | None:
+def retry_after_from_headers(headers: Any) -> float | None:
+    """Seconds to wait from response headers: `retry-after-ms`, else `Retry-After`."""
     # `retry-after-ms` (OpenAI, Anthropic) is the more precise of the two when both are sent.
     millis = _header(headers, "retry-after-ms")
     if millis is not None:
@@ -207,7 +209,7 @@ def is_retryable(error: BaseException) -> tuple[bool, float | None]:
         return True, None
     status, headers = _status_and_headers(error)
     if status is not None and (status == 429 or 500 <= status <= 599):
-        return True, _retry_after(headers) if headers is not None else None
+        return True, retry_after_from_headers(headers) if headers is not None else None
     cause = error.__cause__
     if cause is not None and cause is not error:
         return is_retryable(cause)

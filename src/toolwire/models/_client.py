@@ -1,13 +1,17 @@
-"""An SDK client held by an adapter: rebuilt per event loop when the adapter built it."""
+"""Plumbing shared by the SDK adapters: the client they hold (rebuilt per event loop when the
+adapter built it) and the mapping of an HTTP error answer to toolwire's errors."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, Self, TypeVar
 
 import anyio.lowlevel
 
-__all__ = ["LoopBoundClient", "OwnsClient"]
+from ..errors import ModelHTTPError, RetryableModelError
+from ..middleware import retry_after_from_headers
+
+__all__ = ["LoopBoundClient", "OwnsClient", "http_error"]
 
 
 class _SdkClient(Protocol):
@@ -62,3 +66,18 @@ class OwnsClient:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def http_error(
+    status: int, message: str, *, provider: str, body: object, headers: Mapping[str, str]
+) -> ModelHTTPError:
+    """An HTTP error answer as toolwire's error: 429 and 5xx are retryable, with `retry_after`."""
+    if status == 429 or status >= 500:
+        return RetryableModelError(
+            status,
+            message,
+            provider=provider,
+            body=body,
+            retry_after=retry_after_from_headers(headers),
+        )
+    return ModelHTTPError(status, message, provider=provider, body=body)

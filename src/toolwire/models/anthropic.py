@@ -31,12 +31,10 @@ either: the text is enough for the model, and the recorded conversations do the 
 from __future__ import annotations
 
 import base64
-import email.utils
 import hashlib
 import json
 import os
 import re
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -45,9 +43,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import (
     ModelConnectionError,
     ModelError,
-    ModelHTTPError,
     ModelResponseError,
-    RetryableModelError,
     UnsupportedError,
 )
 from ..messages import (
@@ -71,7 +67,7 @@ from ..results import (
 )
 from ..tools import Tool, ToolLike
 from ._anthropic_stream import PROVIDER, CallIds, StreamAssembler, iter_sse, parse_message
-from ._client import LoopBoundClient, OwnsClient
+from ._client import LoopBoundClient, OwnsClient, http_error
 from .base import (
     Completion,
     CompletionDone,
@@ -84,7 +80,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
+    from anthropic import APIStatusError, AsyncAnthropic
 
 __all__ = ["DEFAULT_MAX_TOKENS", "MAX_CONTINUATIONS", "AnthropicModel"]
 
@@ -301,9 +297,7 @@ class AnthropicModel(OwnsClient):
             )
             payload: bytes = await response.read()
         except APIStatusError as exc:
-            raise _http_error(
-                exc.status_code, exc.body, exc.api_message or exc.message, exc.response.headers
-            ) from exc
+            raise _status_error(exc) from exc
         except APITimeoutError as exc:
             raise ModelConnectionError(
                 f"Anthropic did not answer in time: {exc}", provider=PROVIDER
@@ -341,9 +335,7 @@ class AnthropicModel(OwnsClient):
                     if event is not None:
                         yield event
         except APIStatusError as exc:
-            raise _http_error(
-                exc.status_code, exc.body, exc.api_message or exc.message, exc.response.headers
-            ) from exc
+            raise _status_error(exc) from exc
         except (APITimeoutError, httpx2.TimeoutException) as exc:
             raise ModelConnectionError(
                 f"Anthropic did not answer in time: {exc}", provider=PROVIDER
@@ -418,35 +410,11 @@ def _check_thinking(body: Mapping[str, Any]) -> None:
 # --- errors ---------------------------------------------------------------------------------------
 
 
-def _http_error(status: int, body: object, message: str, headers: Mapping[str, str]) -> ModelError:
-    """An HTTP error answer as toolwire's error: 429 and 5xx are retryable."""
-    if status == 429 or status >= 500:
-        return RetryableModelError(
-            status, message, provider=PROVIDER, body=body, retry_after=_retry_after(headers)
-        )
-    return ModelHTTPError(status, message, provider=PROVIDER, body=body)
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait, from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds:
-        try:
-            return max(float(milliseconds) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
+def _status_error(exc: APIStatusError) -> ModelError:
+    """An HTTP error answer from the SDK as toolwire's error."""
+    message = exc.api_message or exc.message
+    headers = exc.response.headers
+    return http_error(exc.status_code, message, provider=PROVIDER, body=exc.body, headers=headers)
 
 
 # --- the conversation on the wire -----------------------------------------------------------------

@@ -23,20 +23,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import (
     ModelConnectionError,
     ModelError,
-    ModelHTTPError,
     ModelResponseError,
     ModelStreamError,
-    RetryableModelError,
     UnsupportedError,
 )
 from ..messages import (
@@ -53,7 +49,7 @@ from ..messages import (
 )
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import Tool, ToolLike
-from ._client import LoopBoundClient, OwnsClient
+from ._client import LoopBoundClient, OwnsClient, http_error
 from ._openai_chat_parse import (
     REASONING_FIELDS,
     Answer,
@@ -533,15 +529,9 @@ class OpenAIChatModel(OwnsClient):
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             message = _provider_message(exc.body) or exc.message
-            if status == 429 or status >= 500:
-                return RetryableModelError(
-                    status,
-                    message,
-                    provider=provider,
-                    body=exc.body,
-                    retry_after=_retry_after(exc.response.headers),
-                )
-            return ModelHTTPError(status, message, provider=provider, body=exc.body)
+            return http_error(
+                status, message, provider=provider, body=exc.body, headers=exc.response.headers
+            )
         if isinstance(exc, openai.APITimeoutError):
             return ModelConnectionError(f"{provider} did not answer in time", provider=provider)
         if isinstance(exc, openai.APIConnectionError):
@@ -639,24 +629,3 @@ def _provider_message(body: object) -> str | None:
     if isinstance(error, str) and error:
         return error
     return None
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
