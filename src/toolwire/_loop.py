@@ -8,7 +8,6 @@ Per-round work is proportional to the round, never to the length of the history.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
@@ -27,7 +26,7 @@ from .messages import (
     ToolResultMessage,
     UserMessage,
 )
-from .middleware import Hooks, with_hooks
+from .middleware import Hooks, maybe_await, with_hooks
 from .models.base import (
     Completion,
     CompletionDone,
@@ -179,12 +178,6 @@ Subscriber: TypeAlias = Callable[[RunEvent], Any]
 StreamSink: TypeAlias = Callable[[StreamEvent | RunEvent], Awaitable[None]]
 
 
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
-
-
 # --- history repair ----------------------------------------------------------------------------
 
 
@@ -286,7 +279,7 @@ class _Run:
     async def emit(self, event: RunEvent) -> None:
         for subscriber in self.config.subscribers:
             try:
-                await _maybe_await(subscriber(event))
+                await maybe_await(subscriber(event))
             except Exception:
                 # A failing subscriber must never break the run; it is logged for its author.
                 logger.exception(
@@ -541,7 +534,7 @@ class _Run:
         else:
             try:
                 if config.on_tool_call is not None:
-                    await _maybe_await(config.on_tool_call(tool_call))
+                    await maybe_await(config.on_tool_call(tool_call))
                 ctx = ToolContext(tool_name=call.name, call_id=call.id, deps=config.deps)
                 result = await tool.invoke(call.arguments, ctx)
             except Exception as exc:  # a hook raised: the call gets the error as its result
@@ -550,7 +543,7 @@ class _Run:
             message = ToolResultMessage.from_result(call.id, call.name, result)
             if config.on_tool_result is not None:
                 try:
-                    await _maybe_await(config.on_tool_result(tool_call, message))
+                    await maybe_await(config.on_tool_result(tool_call, message))
                 except Exception as exc:
                     failed = error_result(exc)
                     error = exc

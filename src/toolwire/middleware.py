@@ -327,7 +327,8 @@ class Hooks:
     on_error: ErrorHook | None = None
 
 
-async def _maybe_await(value: Any) -> Any:
+async def maybe_await(value: Any) -> Any:
+    """`value`, awaited first when it is awaitable (for callbacks that may be sync or async)."""
     if inspect.isawaitable(value):
         return await value
     return value
@@ -345,19 +346,19 @@ def compose_hooks(*hooks: Hooks) -> Hooks:
 
     async def before(invocation: ToolInvocation) -> None:
         for hook in befores:
-            await _maybe_await(hook(invocation))
+            await maybe_await(hook(invocation))
 
     async def after(
         invocation: ToolInvocation, result: ToolResult, error: BaseException | None
     ) -> None:
         for hook in afters:
-            await _maybe_await(hook(invocation, result, error))
+            await maybe_await(hook(invocation, result, error))
 
     async def on_error(invocation: ToolInvocation, error: BaseException) -> Any:
         current: Any = error
         for hook in errors:
             try:
-                current = await _maybe_await(hook(invocation, current))
+                current = await maybe_await(hook(invocation, current))
             except Exception as raised:
                 current = raised
             if not isinstance(current, BaseException):
@@ -386,7 +387,7 @@ class _HookedTool(ToolWrapper):
         result: ToolResult | None = None
         if hooks.before_execute is not None:
             try:
-                await _maybe_await(hooks.before_execute(invocation))
+                await maybe_await(hooks.before_execute(invocation))
             except Exception as exc:
                 result = error_result(exc)
         if result is None:
@@ -394,7 +395,7 @@ class _HookedTool(ToolWrapper):
         error = result.error if result.is_error else None
         if error is not None and hooks.on_error is not None:
             try:
-                outcome = await _maybe_await(hooks.on_error(invocation, error))
+                outcome = await maybe_await(hooks.on_error(invocation, error))
             except Exception as raised:
                 outcome = raised
             if outcome is None:
@@ -405,7 +406,7 @@ class _HookedTool(ToolWrapper):
                 result, error = error_result(outcome), outcome
         if hooks.after_execute is not None:
             try:
-                await _maybe_await(hooks.after_execute(invocation, result, error))
+                await maybe_await(hooks.after_execute(invocation, result, error))
             except Exception as exc:
                 result = error_result(exc)
         return result
