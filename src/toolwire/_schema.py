@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import json
 import sys
 import types
 import typing
@@ -23,12 +22,12 @@ import pydantic_core
 import typing_extensions
 from pydantic.json_schema import GenerateJsonSchema
 
+from ._validate import describe_received
 from .errors import ArgumentProblem
 from .results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 
 __all__ = [
     "FunctionSignature",
-    "describe_received",
     "inspect_function",
     "is_async_callable",
     "problems_from_validation_error",
@@ -253,50 +252,6 @@ def _output_schema(hint: Any) -> dict[str, Any] | None:
 def value_schema(hint: Any) -> dict[str, Any]:
     """The JSON Schema of any type Pydantic understands (models, TypedDicts, dataclasses...)."""
     return pydantic.TypeAdapter(hint).json_schema(schema_generator=_NoFieldTitles)
-
-
-_JSON_TYPE_NAMES: dict[type, str] = {
-    str: "string",
-    bool: "boolean",
-    int: "integer",
-    float: "number",
-    dict: "object",
-    list: "array",
-    type(None): "null",
-}
-
-
-def _preview(value: Any, depth: int) -> str:
-    # Bounded in depth and breadth, so hostile input (deep or huge) renders in constant time.
-    if isinstance(value, str):
-        return json.dumps(value[:80], ensure_ascii=False)
-    if value is None or isinstance(value, bool | int | float):
-        return json.dumps(value)
-    if isinstance(value, Mapping):
-        if depth >= 2:
-            return "{...}"
-        items = list(typing.cast(Mapping[Any, Any], value).items())
-        inner = [f"{json.dumps(str(k)[:40])}: {_preview(v, depth + 1)}" for k, v in items[:4]]
-        return "{" + ", ".join(inner) + (", ..." if len(items) > 4 else "") + "}"
-    if isinstance(value, list | tuple):
-        if depth >= 2:
-            return "[...]"
-        seq = typing.cast(list[Any], value)
-        inner = [_preview(v, depth + 1) for v in seq[:4]]
-        return "[" + ", ".join(inner) + (", ..." if len(seq) > 4 else "") + "]"
-    return f"<{type(value).__name__}>"
-
-
-def describe_received(value: Any, limit: int = 60) -> str:
-    """A short rendering of a value with its JSON type, e.g. `"abc" (string)` or `null`."""
-    if value is None:
-        return "null"
-    value_type: type = type(value)  # pyright: ignore[reportUnknownVariableType]
-    kind = _JSON_TYPE_NAMES.get(value_type, value_type.__name__)
-    text = _preview(value, 0)
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return f"{text} ({kind})"
 
 
 _MESSAGES: dict[str, str] = {

@@ -21,7 +21,7 @@ from urllib.parse import unquote
 
 from .errors import ArgumentProblem, SchemaError
 
-__all__ = ["SchemaValidator"]
+__all__ = ["SchemaValidator", "describe_received"]
 
 _Path = list[str | int]
 _Check = Callable[[Any, _Path, "_Ctx"], None]
@@ -123,7 +123,7 @@ def _short(v: Any, budget: int) -> str:
     return ("[{}]" if k == ARR else "{{{}}}").format(", ".join(parts))
 
 
-def _render(v: Any) -> str:
+def describe_received(v: Any) -> str:
     """What came, for a problem's `received`: `"abc" (string)`, `42 (integer)`, `null`."""
     k = _kind(v)
     if k == NULL:
@@ -197,7 +197,7 @@ class _Ctx:
         if self.limit == 0:
             raise _Full
         where = tuple(path) if key is None else (*path, key)
-        received = None if value is _MISSING else _render(value)
+        received = None if value is _MISSING else describe_received(value)
         self.found.append(ArgumentProblem(where, message, received))
         if len(self.found) >= self.limit:
             raise _Full

@@ -25,10 +25,10 @@ from ._arguments import (
 )
 from ._dialects import CompiledSchema, Dialect, compile_dialect, strict_problem
 from ._schema import (
-    describe_received,
     inspect_function,
     problems_from_validation_error,
 )
+from ._validate import describe_received
 from .errors import (
     ArgumentProblem,
     SchemaError,
