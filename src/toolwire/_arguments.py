@@ -192,7 +192,7 @@ def schema_binding(
 
 
 def load_json_object(raw: str | bytes, name: str) -> Any:
-
+    """Decode argument JSON; any failure (absurd nesting included) is a `ToolArgumentsError`."""
     try:
         return json.loads(raw)
     except RecursionError:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 from collections.abc import AsyncIterator, Generator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from .._arguments import load_json_object
 from ..errors import ArgumentProblem, ModelRequestsForbidden, ToolArgumentsError
 from ..messages import (
     AssistantMessage,
@@ -122,11 +122,7 @@ class ToolCall:
         """
         if not self.arguments.strip():
             return {}
-        try:
-            value = json.loads(self.arguments)
-        except (ValueError, RecursionError) as exc:
-            problem = ArgumentProblem((), f"the arguments are not valid JSON: {exc}")
-            raise ToolArgumentsError(self.name, [problem]) from None
+        value = load_json_object(self.arguments, self.name)
         if not isinstance(value, dict):
             problem = ArgumentProblem((), "expected a JSON object of arguments")
             raise ToolArgumentsError(self.name, [problem])
