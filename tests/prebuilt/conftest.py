@@ -29,8 +29,3 @@ def dns() -> FakeDNS:
 def local_policy(dns: FakeDNS) -> EgressPolicy:
     """A policy that opens 127.0.0.1 only, with the test's resolver."""
     return EgressPolicy(allow=["127.0.0.1"], resolver=dns, timeout=10.0)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
