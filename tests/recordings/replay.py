@@ -1,6 +1,6 @@
 """Replay recorded provider HTTP traffic through a real local server.
 
-`load_cassette` reads a vcrpy cassette from `../shared/recordings/` (both the plain format and
+`load_cassette` reads a vcrpy cassette from `cassettes/` beside this module (both the plain format and
 pydantic-ai's `parsed_body` variant). `ReplayServer` is a real HTTP server on 127.0.0.1 that answers
 requests with the recorded responses, in order, and keeps every request it received so tests can
 compare what toolwire sent with what was recorded. The official SDKs talk to it via `base_url`.
@@ -22,16 +22,12 @@ import yaml
 
 
 def _find_recordings() -> Path:
-    # The shared folder sits beside the checkout (../shared from the project root); CI lays a
-    # copy there too. TOOLWIRE_RECORDINGS points elsewhere when needed.
+    # Vendored beside this module (cassettes/, unchanged, with their licences and source table) so
+    # a clone of the project alone passes; TOOLWIRE_RECORDINGS points elsewhere when needed.
     override = os.environ.get("TOOLWIRE_RECORDINGS")
     if override:
         return Path(override)
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "recordings"
-        if candidate.is_dir():
-            return candidate
-    return Path(__file__).resolve().parents[3] / "shared" / "recordings"
+    return Path(__file__).resolve().parent / "cassettes"
 
 
 RECORDINGS = _find_recordings()
@@ -39,7 +35,7 @@ _HOP_HEADERS = {"content-length", "transfer-encoding", "content-encoding", "conn
 
 
 def recording(relative: str) -> Path:
-    """The path of a recording under the shared folder, e.g. `"anthropic/x.yaml"`."""
+    """The path of a vendored recording, e.g. `"anthropic/x.yaml"`."""
     path = RECORDINGS / relative
     if not path.exists():
         raise FileNotFoundError(f"no recording {relative!r} under {RECORDINGS}")

@@ -21,7 +21,7 @@ from recordings.replay import RECORDINGS, ReplayServer, Reply, iter_recordings, 
     ],
 )
 def test_every_cassette_loads(provider: str) -> None:
-    assert RECORDINGS.is_dir(), f"the shared recordings are missing: {RECORDINGS}"
+    assert RECORDINGS.is_dir(), f"the vendored recordings are missing: {RECORDINGS}"
     paths = list(iter_recordings(provider))
     assert paths
     for path in paths:
@@ -49,3 +49,13 @@ def test_server_flags_unexpected_paths() -> None:
         response = httpx.post(server.base_url + "/v1/other", json={})
     assert response.status_code == 599
     assert server.mismatches == ["request 1: path /v1/other != recorded /v1/messages"]
+
+
+def test_vendored_recordings_keep_their_licences_and_sources() -> None:
+    readme = (RECORDINGS / "README.md").read_text()
+    assert "| file | repo | path | commit | license |" in readme
+    assert (RECORDINGS / "LICENSE-pydantic-ai-MIT.txt").read_text().startswith("The MIT License")
+    assert "Apache License" in (RECORDINGS / "LICENSE-llm-anthropic-Apache-2.0.txt").read_text()
+    listed = {line.split("`")[1] for line in readme.splitlines() if line.startswith("| `")}
+    on_disk = {p.relative_to(RECORDINGS).as_posix() for p in RECORDINGS.rglob("*.yaml")}
+    assert listed == on_disk
