@@ -10,11 +10,16 @@ import importlib
 from typing import Any
 
 from .base import (
+    Attempt,
+    CallIds,
     Completion,
     CompletionDone,
     FinishReason,
     Model,
+    ModelBase,
+    ModelRequest,
     ModelSettings,
+    OutputSpec,
     ReasoningDelta,
     StreamEvent,
     TextDelta,
@@ -30,12 +35,17 @@ from .testing import FunctionModel, ScriptedModel, TestModel
 
 __all__ = [
     "PROVIDERS",
+    "Attempt",
+    "CallIds",
     "Completion",
     "CompletionDone",
     "FinishReason",
     "FunctionModel",
     "Model",
+    "ModelBase",
+    "ModelRequest",
     "ModelSettings",
+    "OutputSpec",
     "ReasoningDelta",
     "ScriptedModel",
     "StreamEvent",
