@@ -150,6 +150,7 @@ async def test_a_wrapper_answers_as_the_wrapped_model_and_lets_it_prepare_the_re
     inner = Stub("inner", ["hello"], provider="acme")
     model = WrapperModel(inner)
     assert (model.provider, model.model_name, model.api) == ("acme", "inner", "stub-api")
+    assert model.dialect == "anthropic"
     completion = await model.complete("hi", tools=[add])
     assert completion.text == "hello"
     assert (completion.message.provider, completion.message.api) == ("acme", "stub-api")
@@ -259,6 +260,12 @@ async def test_fallback_on_the_failures_the_caller_lists() -> None:
         fallback_on=ModelResponseError,
     )
     assert (await by_type.complete("hi")).text == "ok"
+    as_list = FallbackModel(
+        Stub("a", [ModelResponseError("garbled")]),
+        Stub("b", ["ok"]),
+        fallback_on=[ModelHTTPError, ModelResponseError],
+    )
+    assert (await as_list.complete("hi")).text == "ok"
     # A 503 is no longer one of them.
     narrow = FallbackModel(Stub("a", [overloaded()]), Stub("b", []), fallback_on=ModelResponseError)
     with pytest.raises(RetryableModelError):
@@ -582,6 +589,10 @@ async def test_a_store_of_your_own() -> None:
     store.data[key] = "{not json"
     assert (await model.complete("hi")).text == "two"
     assert (await model.complete("hi")).attempts[0].cached
+    for broken in ("[]", '{"message": "[]"}', store.data[key].replace('"stop"', '"odd"')):
+        store.data[key] = broken
+        inner.outcomes.append("again")
+        assert (await model.complete("hi")).text == "again"
 
 
 # --- stacks and the loop ------------------------------------------------------------------------
@@ -669,3 +680,19 @@ def test_run_sync_with_a_retry_model() -> None:
     inner = Stub("a", [overloaded(), "recovered"])
     result = Agent(RetryModel(inner, sleep=sleeps)).run_sync("hi")
     assert result.text == "recovered" and len(sleeps.delays) == 1
+
+
+async def test_an_error_object_raised_twice_does_not_repeat_old_attempts() -> None:
+    same = overloaded()
+    model = RetryModel(
+        FallbackModel(Stub("a", [same, same]), Stub("b", [same, "ok"])),
+        RetryPolicy(jitter=False),
+        sleep=Sleeps(),
+    )
+    completion = await model.complete("hi")
+    assert [(a.model, a.ok) for a in completion.attempts] == [
+        ("a", False),
+        ("b", False),
+        ("a", False),
+        ("b", True),
+    ]

@@ -5,13 +5,13 @@ replays recorded provider traffic."""
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 
 from recordings.replay import ReplayServer, Reply, load_cassette
-from toolwire import Agent, TextDelta, tool
+from toolwire import Agent, ModelResponseEvent, RunEvent, TextDelta, tool
 from toolwire.errors import RetryableModelError
 from toolwire.models import Completion, FallbackModel, RetryModel, RetryPolicy
 from toolwire.models.anthropic import AnthropicModel
@@ -78,8 +78,12 @@ def messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [{k: v for k, v in m.items() if v is not None} for m in body["messages"]]
 
 
-def _watch(into: list[Completion]) -> Any:
-    return lambda e: into.append(e.completion) if e.type == "model.response" else None
+def _watch(into: list[Completion]) -> Callable[[RunEvent], None]:
+    def subscriber(event: RunEvent) -> None:
+        if isinstance(event, ModelResponseEvent):
+            into.append(event.completion)
+
+    return subscriber
 
 
 async def test_a_503_falls_back_to_a_model_that_answers() -> None:

@@ -27,6 +27,7 @@ import anyio
 from .._util import backoff_delay
 from ..errors import ModelConnectionError, RetryableError, RetryableModelError, UnsupportedError
 from ..messages import AssistantMessage, dump_history, load_history
+from ..tools import DefinitionDialect
 from ..usage import Usage
 from .base import (
     Attempt,
@@ -62,7 +63,7 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 any 5xx. Never a 4xx other than 429, a broken answer, or a forbidden request."""
 
 ErrorFilter: TypeAlias = (
-    "type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]"
+    "type[BaseException] | Sequence[type[BaseException]] | Callable[[BaseException], bool]"
 )
 """Which failures a wrapper acts on: exception types, or a predicate over the exception."""
 
@@ -70,12 +71,12 @@ _NOTE = "toolwire attempts:"
 
 
 def _matcher(spec: ErrorFilter) -> Callable[[BaseException], bool]:
-    if isinstance(spec, tuple):
-        types = typing.cast(tuple[type[BaseException], ...], spec)
-    elif isinstance(spec, type):
-        types = (typing.cast(type[BaseException], spec),)
-    else:
+    if isinstance(spec, type):
+        types: tuple[type[BaseException], ...] = (typing.cast(type[BaseException], spec),)
+    elif callable(spec):
         return spec
+    else:
+        types = tuple(spec)
     return lambda error: isinstance(error, types)
 
 
@@ -135,8 +136,10 @@ async def stream_to(model: Model, request: ModelRequest) -> AsyncIterator[Stream
 
 def attempts_of(model: Model, error: BaseException) -> list[Attempt]:
     """The attempts behind a failure: those a nested wrapper attached, else the one failure."""
+    # Only a wrapper's attempts are read: a wrapper always attaches fresh ones before raising,
+    # while an exception object a model raised before (and raises again) may carry stale ones.
     nested: Sequence[Attempt] = getattr(error, "attempts", ())
-    if nested:
+    if isinstance(model, WrapperModel) and nested:
         return list(nested)
     return [Attempt(model.provider, model.model_name, error=error)]
 
@@ -200,6 +203,11 @@ class WrapperModel(ModelBase):
     def api(self) -> str:  # pyright: ignore[reportIncompatibleVariableOverride]
         """The wrapped model's wire API."""
         return getattr(self.wrapped, "api", "custom")
+
+    @property
+    def dialect(self) -> DefinitionDialect:  # pyright: ignore[reportIncompatibleVariableOverride]
+        """The wrapped model's tool dialect (it compiles the definitions itself)."""
+        return getattr(self.wrapped, "dialect", "openai")
 
     def owns(self, message: AssistantMessage) -> bool:
         if isinstance(self.wrapped, ModelBase):
@@ -557,9 +565,10 @@ class CachedModel(WrapperModel):
     timeout aside) and output spec. A request whose settings cannot be written as JSON is not
     cached. Failed requests and answers that ended in an error are never stored.
 
-    A hit is a fresh copy of the stored answer (text, parts and provider state) with zero usage,
-    since no tokens were spent, and one attempt marked `cached=True`; streamed, it is replayed as
-    events. Two identical requests in flight at once both reach the model.
+    A hit is a fresh copy of the stored answer (text, parts and provider state; not the
+    provider's `raw` response) with zero usage, since no tokens were spent, and one attempt marked
+    `cached=True`; streamed, it is replayed as events. A stored value the cache cannot read is a
+    miss. Two identical requests in flight at once both reach the model.
 
     Args:
         model: The model to ask on a miss.
@@ -655,7 +664,7 @@ def _decode(value: str) -> Completion | None:
         answered_by = str(data["answered_by"] or "")
     except (ValueError, KeyError, TypeError):
         return None
-    if not isinstance(message, AssistantMessage):
+    if not isinstance(message, AssistantMessage) or finish not in typing.get_args(FinishReason):
         return None
     return Completion(
         message=message,
