@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -11,6 +11,7 @@ import pytest
 from toolwire import (
     Agent,
     AssistantMessage,
+    Message,
     ModelConnectionError,
     ModelHTTPError,
     ModelRequestsForbidden,
@@ -39,11 +40,14 @@ from toolwire.models.base import (
     CompletionDone,
     ModelBase,
     ModelRequest,
+    ModelSettings,
     OutputSpec,
     StreamEvent,
     TextDelta,
+    ToolChoice,
     forbid_model_requests,
 )
+from toolwire.tools import ToolLike
 from toolwire.usage import Usage
 
 pytestmark = pytest.mark.anyio
@@ -169,26 +173,71 @@ async def test_the_wrapped_model_checks_the_request_guard() -> None:
     assert summary(caught.value.attempts) == [("stub", "a", "ModelRequestsForbidden", False)]
 
 
+class Plain:
+    """A model that implements the `Model` protocol without building on `ModelBase`."""
+
+    provider = "plain"
+    model_name = "plain-1"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.histories: list[list[Message]] = []
+
+    async def complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> Completion:
+        assert prompt is None  # a wrapper passes the whole conversation as history
+        self.histories.append(list(history))
+        return Completion(AssistantMessage(parts=[TextBlock(self.text)], provider="plain"))
+
+    async def stream_complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        completion = await self.complete(prompt, history=history, tools=tools)
+        yield TextDelta(completion.text)
+        yield CompletionDone(completion)
+
+
 async def test_a_plain_protocol_model_can_be_wrapped() -> None:
-    scripted = ScriptedModel(["from the script"])
-    model = FallbackModel(Stub("a", [overloaded()]), scripted)
+    plain = Plain("from the plain model")
+    model = FallbackModel(Stub("a", [overloaded()]), plain)
     completion = await model.complete("hi")
-    assert completion.text == "from the script"
+    assert completion.text == "from the plain model"
     assert summary(completion.attempts) == [
         ("stub", "a", "RetryableModelError", False),
-        ("test", "scripted", None, False),
+        ("plain", "plain-1", None, False),
     ]
-    events = await collect(WrapperModel(ScriptedModel(["one two"])).stream_complete("hi"))
+    assert [[m.text for m in h] for h in plain.histories] == [["hi"]]
+    events = await collect(WrapperModel(Plain("one two")).stream_complete("hi"))
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "one two"
     done = events[-1]
     assert isinstance(done, CompletionDone)
-    assert summary(done.completion.attempts) == [("test", "scripted", None, False)]
+    assert summary(done.completion.attempts) == [("plain", "plain-1", None, False)]
+    # The offline models are models like any other.
+    scripted = await FallbackModel(Stub("a", [overloaded()]), ScriptedModel(["s"])).complete("hi")
+    assert summary(scripted.attempts)[-1] == ("test", "scripted", None, False)
 
 
-async def test_a_plain_model_cannot_take_an_output_spec() -> None:
-    request = ModelRequest([UserMessage.of("hi")], output=OutputSpec("answer", {"type": "object"}))
-    with pytest.raises(UnsupportedError, match="output spec"):
-        await WrapperModel(ScriptedModel(["x"])).send(request)
+async def test_a_plain_model_cannot_take_native_tools_or_an_output_spec() -> None:
+    output = ModelRequest([UserMessage.of("hi")], output=OutputSpec("answer", {"type": "object"}))
+    native = ModelRequest([UserMessage.of("hi")], native_tools=[{"type": "web_search"}])
+    for request in (output, native):
+        with pytest.raises(UnsupportedError, match="output spec"):
+            await WrapperModel(Plain("x")).send(request)
+        with pytest.raises(UnsupportedError, match="native tools"):
+            await collect(WrapperModel(Plain("x")).send_stream(request))
 
 
 async def test_closing_a_wrapper_closes_every_wrapped_model() -> None:

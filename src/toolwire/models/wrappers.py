@@ -20,7 +20,7 @@ import time
 import typing
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, Self, TypeAlias, runtime_checkable
 
 import anyio
 
@@ -236,7 +236,7 @@ class WrapperModel(ModelBase):
             if aclose is not None:
                 await aclose()
 
-    async def __aenter__(self) -> WrapperModel:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
