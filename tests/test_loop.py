@@ -184,24 +184,6 @@ async def test_tool_failures_become_error_results_and_the_loop_goes_on() -> None
     assert_every_call_answered_once(result.messages)
 
 
-async def test_duplicate_and_missing_call_ids_each_get_one_result() -> None:
-    message = AssistantMessage(
-        parts=[
-            ToolCallBlock(id="dup", name="add", arguments='{"a": 1, "b": 1}'),
-            ToolCallBlock(id="dup", name="add", arguments='{"a": 2, "b": 2}'),
-            ToolCallBlock(id="", name="add", arguments='{"a": 3, "b": 3}'),
-        ],
-        provider="test",
-    )
-    model = ScriptedModel([message, "ok"])
-    result = await run_loop(model, "go", tools=[add])
-    ids = [c.id for c in message.tool_calls]
-    assert len(set(ids)) == 3 and ids[0] == "dup" and all(ids)
-    assert [r.text for r in results_of(result.messages)] == ["2", "4", "6"]
-    assert [r.call_id for r in results_of(result.messages)] == ids
-    assert_every_call_answered_once(result.messages)
-
-
 async def test_fifty_calls_at_once_are_bounded_by_max_concurrency() -> None:
     running = 0
     peak = 0

@@ -37,6 +37,7 @@ from .models.base import (
     ToolCall,
     ToolChoice,
     Usage,
+    check_call_ids,
 )
 from .results import TextPart, error_result
 from .tools import Tool, ToolContext, ToolLike, as_tool
@@ -273,7 +274,7 @@ class _Run:
         self.tool_choice = config.tool_choice
         self.deadline: float | None = None
         self.open_calls: list[ToolCallBlock] = []
-        self._ids = 0
+        self.model_label = f"{config.model.provider} ({type(config.model).__name__})"
 
     # -- events
 
@@ -347,7 +348,10 @@ class _Run:
         else:
             completion = await self._ask_streaming(tools)
         self.usage = self.usage + completion.usage
-        self.priced.append((config.model.provider, completion.model, completion.usage))
+        # Priced by the provider that answered: a fallback model may have answered through
+        # another provider than the one it is named after.
+        provider = completion.message.provider or config.model.provider
+        self.priced.append((provider, completion.model, completion.usage))
         await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
 
@@ -382,24 +386,6 @@ class _Run:
             raise ModelResponseError("the model's stream ended without a completion")
         return completion
 
-    def normalise_calls(self, message: AssistantMessage) -> list[ToolCallBlock]:
-        """Give calls without an id, or with an id already used in this turn, a fresh one."""
-        calls = message.tool_calls
-        seen: set[str] = set()
-        for call in calls:
-            if not call.id or call.id in seen:
-                self._ids += 1
-                original = call.id
-                call.id = f"{original or 'call'}_tw{self._ids}"
-                if original:
-                    logger.warning(
-                        "toolwire: the model reused call id %r in one turn; renamed to %r",
-                        original,
-                        call.id,
-                    )
-            seen.add(call.id)
-        return calls
-
     def needs_approval(self, tool: Tool) -> bool:
         if tool.requires_approval:
             return True
@@ -415,7 +401,10 @@ class _Run:
                 return
             completion = await self.ask()
             message = completion.message
-            calls = self.normalise_calls(message)
+            # The adapter owns the ids (see `CallIds`); the loop only checks them, and a turn that
+            # breaks the contract ends the run before it enters the history.
+            check_call_ids(message, self.model_label)
+            calls = message.tool_calls
             self.messages.append(message)
             if not calls:
                 self.stop_reason = "completed"
