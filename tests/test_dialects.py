@@ -1087,3 +1087,9 @@ def test_hostile_schemas_only_raise_documented_errors(schema: dict[str, Any]) ->
             assert schema == before
         assert compiled.schema["type"] == "object"
         json.dumps(compiled.schema)
+
+
+def test_an_empty_type_list_is_refused_for_gemini_not_crashed_on() -> None:
+    # Found by the hostile-schema property test: `{"type": []}` matches no value at all.
+    with pytest.raises(UnsupportedError, match="empty 'type' list"):
+        compile_dialect({"properties": {"type": {"type": []}}}, "gemini")

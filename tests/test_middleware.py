@@ -9,12 +9,15 @@ import httpx
 import pytest
 
 from toolwire import (
+    Agent,
     Hooks,
     RetryableError,
+    ScriptedModel,
     ToolArgumentsError,
     ToolError,
     ToolInvocation,
     ToolResult,
+    ToolResultMessage,
     ToolTimeoutError,
     apply_middleware,
     compose_hooks,
@@ -299,10 +302,29 @@ async def test_before_execute_raising_aborts_the_call() -> None:
     assert ran == []
 
 
-async def test_on_error_none_suppresses() -> None:
-    t = with_hooks(divide, Hooks(on_error=lambda inv, err: None))
+async def test_on_error_none_leaves_the_failure_as_it_is() -> None:
+    seen: list[BaseException] = []
+
+    def log(inv: ToolInvocation, err: BaseException) -> None:
+        seen.append(err)
+
+    result = await with_hooks(divide, Hooks(on_error=log)).invoke({"a": 1, "b": 0})
+    assert result.is_error and result.text == "ZeroDivisionError: float division by zero"
+    assert isinstance(result.error, ZeroDivisionError) and seen == [result.error]
+
+
+async def test_on_error_suppresses_only_by_returning_a_result() -> None:
+    t = with_hooks(divide, Hooks(on_error=lambda inv, err: ToolResult(content=[])))
     result = await t.invoke({"a": 1, "b": 0})
-    assert not result.is_error and result.content == []
+    assert not result.is_error and result.content == [] and result.error is None
+
+
+async def test_on_error_returning_anything_else_is_a_clear_mistake() -> None:
+    t = with_hooks(divide, Hooks(on_error=lambda inv, err: "infinity"))
+    result = await t.invoke({"a": 1, "b": 0})
+    assert result.is_error and isinstance(result.error, TypeError)
+    assert "on_error hook returned a str" in result.text
+    assert isinstance(result.error.__context__, ZeroDivisionError)
 
 
 async def test_on_error_returning_or_raising_keeps_an_error() -> None:
@@ -361,16 +383,60 @@ async def test_compose_hooks_runs_in_order_and_chains_on_error() -> None:
     assert order == ["b1", "b2", "err1", "err2:wrapped: float division by zero", "a1", "a2"]
 
 
-async def test_compose_hooks_stops_error_chain_once_suppressed() -> None:
+async def test_compose_hooks_stops_error_chain_once_a_result_replaces_it() -> None:
     calls: list[str] = []
 
-    def suppress(inv: ToolInvocation, err: BaseException) -> None:
-        calls.append("suppress")
+    def replace(inv: ToolInvocation, err: BaseException) -> ToolResult:
+        calls.append("replace")
+        return text_result("infinity")
 
     def never(inv: ToolInvocation, err: BaseException) -> BaseException:
         calls.append("never")
         return err
 
-    hooks = compose_hooks(Hooks(on_error=suppress), Hooks(on_error=never))
+    hooks = compose_hooks(Hooks(on_error=replace), Hooks(on_error=never))
     result = await with_hooks(divide, hooks).invoke({"a": 1, "b": 0})
-    assert not result.is_error and calls == ["suppress"]
+    assert not result.is_error and result.text == "infinity" and calls == ["replace"]
+
+
+async def test_compose_hooks_observers_pass_the_error_on_unchanged() -> None:
+    seen: list[str] = []
+
+    def observe(label: str):  # type: ignore[no-untyped-def]
+        def hook(inv: ToolInvocation, err: BaseException) -> None:
+            seen.append(f"{label}:{type(err).__name__}")
+
+        return hook
+
+    def translate(inv: ToolInvocation, err: BaseException) -> BaseException:
+        return ToolError("b must not be zero")
+
+    hooks = compose_hooks(
+        Hooks(on_error=observe("first")),
+        Hooks(on_error=translate),
+        Hooks(on_error=observe("last")),
+    )
+    result = await with_hooks(divide, hooks).invoke({"a": 1, "b": 0})
+    assert result.is_error and result.text == "b must not be zero"
+    assert seen == ["first:ZeroDivisionError", "last:ToolError"]
+
+    only_observers = compose_hooks(Hooks(on_error=observe("a")), Hooks(on_error=observe("b")))
+    kept = await with_hooks(divide, only_observers).invoke({"a": 1, "b": 0})
+    assert kept.is_error and isinstance(kept.error, ZeroDivisionError)
+
+
+async def test_a_logging_on_error_hook_does_not_tell_the_model_the_call_worked() -> None:
+    # Regression: a hook that logs and returns None used to turn the failure into an empty
+    # success, so the model was told the tool had worked.
+    logged: list[str] = []
+
+    def log(inv: ToolInvocation, err: BaseException) -> None:
+        logged.append(f"{inv.tool.name}: {err}")
+
+    model = ScriptedModel([("divide", {"a": 1, "b": 0}), "Division by zero is undefined."])
+    result = await Agent(model, tools=[divide], hooks=Hooks(on_error=log)).run("1/0?")
+    sent = model.requests[1].messages[-1]
+    assert isinstance(sent, ToolResultMessage)
+    assert sent.is_error and sent.text == "ZeroDivisionError: float division by zero"
+    assert result.trace[0].is_error and isinstance(result.trace[0].error, ZeroDivisionError)
+    assert logged == ["divide: float division by zero"]

@@ -21,6 +21,8 @@ from ._loop import (
 )
 from .agent import (
     Agent,
+    RunConfig,
+    RunOptions,
     RunStream,
     run_loop,
 )
@@ -185,7 +187,9 @@ __all__ = [
     "RetryableError",
     "RetryableModelError",
     "RunCompleted",
+    "RunConfig",
     "RunEvent",
+    "RunOptions",
     "RunResult",
     "RunStream",
     "SchemaError",

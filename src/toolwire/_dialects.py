@@ -697,6 +697,8 @@ class _Compiler:
         if types and not names:
             raise self.unsupported(path, "a value that can only be null")
         if isinstance(node.get("type"), list):
+            if not types:
+                raise self.unsupported(path, "an empty 'type' list (no value satisfies it)")
             if len(names) < len(types):
                 node["nullable"] = True
             if len(names) > 1:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import anyio
 
@@ -35,12 +35,15 @@ from .models.base import (
     ModelSettings,
     StreamEvent,
     ToolCall,
-    ToolChoice,
     Usage,
+    check_call_ids,
 )
 from .results import TextPart, error_result
 from .tools import Tool, ToolContext, ToolLike, as_tool
 from .usage import Cost, RunLimits, estimate_cost
+
+if TYPE_CHECKING:
+    from ._config import RunConfig
 
 __all__ = [
     "FunctionCallCompleted",
@@ -230,20 +233,35 @@ def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[str
 
 @dataclass(slots=True)
 class LoopConfig:
-    """Everything a run needs besides its input; `Agent` and `run_loop` build one."""
+    """A run's `RunConfig` resolved for the loop (`Agent` builds one per run).
+
+    Attributes:
+        model: The model asked.
+        options: The run's configuration, as the caller gave it.
+        tools: The tools by name, each wrapped with the configured hooks.
+        settings: `options.settings` as `ModelSettings`.
+        limits: `options.limits`.
+        deps: This run's deps (the configured ones unless the run overrides them).
+        subscribers: The configured subscribers and this run's own.
+        stream_sink: Where a streamed run's events go; `None` when the run does not stream.
+    """
 
     model: Model
+    options: RunConfig
     tools: dict[str, Tool]
+    settings: ModelSettings
     limits: RunLimits
-    tool_choice: ToolChoice = "auto"
-    settings: ModelSettings = field(default_factory=ModelSettings)
-    max_concurrency: int = 10
     deps: Any = None
     subscribers: Sequence[Subscriber] = ()
-    on_tool_call: Callable[[ToolCall], Any] | None = None
-    on_tool_result: Callable[[ToolCall, ToolResultMessage], Any] | None = None
-    approval_policy: Literal["marked", "destructive"] = "marked"
     stream_sink: StreamSink | None = None
+
+
+def _ids_look_unique(calls: Sequence[ToolCallBlock]) -> bool:
+    """The common cases of the call-id check without building anything (it runs every round)."""
+    if len(calls) == 1:
+        return bool(calls[0].id)
+    ids = {call.id for call in calls}
+    return len(ids) == len(calls) and "" not in ids
 
 
 def build_tools(tools: Sequence[ToolLike], hooks: Hooks | None) -> dict[str, Tool]:
@@ -270,10 +288,10 @@ class _Run:
         self.iterations = 0
         self.pending: list[PendingCall] = []
         self.stop_reason: StopReason = "completed"
-        self.tool_choice = config.tool_choice
+        self.tool_choice = config.options.tool_choice
         self.deadline: float | None = None
         self.open_calls: list[ToolCallBlock] = []
-        self._ids = 0
+        self.model_label = f"{config.model.provider} ({type(config.model).__name__})"
 
     # -- events
 
@@ -347,7 +365,10 @@ class _Run:
         else:
             completion = await self._ask_streaming(tools)
         self.usage = self.usage + completion.usage
-        self.priced.append((config.model.provider, completion.model, completion.usage))
+        # Priced by the provider that answered: a fallback model may have answered through
+        # another provider than the one it is named after.
+        provider = completion.message.provider or config.model.provider
+        self.priced.append((provider, completion.model, completion.usage))
         await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
 
@@ -382,28 +403,10 @@ class _Run:
             raise ModelResponseError("the model's stream ended without a completion")
         return completion
 
-    def normalise_calls(self, message: AssistantMessage) -> list[ToolCallBlock]:
-        """Give calls without an id, or with an id already used in this turn, a fresh one."""
-        calls = message.tool_calls
-        seen: set[str] = set()
-        for call in calls:
-            if not call.id or call.id in seen:
-                self._ids += 1
-                original = call.id
-                call.id = f"{original or 'call'}_tw{self._ids}"
-                if original:
-                    logger.warning(
-                        "toolwire: the model reused call id %r in one turn; renamed to %r",
-                        original,
-                        call.id,
-                    )
-            seen.add(call.id)
-        return calls
-
     def needs_approval(self, tool: Tool) -> bool:
         if tool.requires_approval:
             return True
-        return self.config.approval_policy == "destructive" and bool(
+        return self.config.options.approval_policy == "destructive" and bool(
             tool.annotations.destructive_hint
         )
 
@@ -415,7 +418,11 @@ class _Run:
                 return
             completion = await self.ask()
             message = completion.message
-            calls = self.normalise_calls(message)
+            calls = message.tool_calls
+            # The adapter owns the ids (see `CallIds`); the loop only checks them, and a turn that
+            # breaks the contract ends the run before it enters the history.
+            if calls and not _ids_look_unique(calls):
+                check_call_ids(message, self.model_label)
             self.messages.append(message)
             if not calls:
                 self.stop_reason = "completed"
@@ -488,7 +495,7 @@ class _Run:
         traces: list[TraceEntry | None],
         todo: list[int],
     ) -> None:
-        limiter = anyio.CapacityLimiter(max(1, self.config.max_concurrency))
+        limiter = anyio.CapacityLimiter(max(1, self.config.options.max_concurrency))
 
         async def one(i: int) -> None:
             async with limiter:
@@ -517,6 +524,7 @@ class _Run:
 
     async def run_call(self, call: ToolCallBlock) -> tuple[ToolResultMessage, TraceEntry]:
         config = self.config
+        options = config.options
         iteration = self.iterations
         started = time.perf_counter()
         if config.subscribers or config.stream_sink is not None:
@@ -534,17 +542,17 @@ class _Run:
             )
         else:
             try:
-                if config.on_tool_call is not None:
-                    await maybe_await(config.on_tool_call(tool_call))
+                if options.on_tool_call is not None:
+                    await maybe_await(options.on_tool_call(tool_call))
                 ctx = ToolContext(tool_name=call.name, call_id=call.id, deps=config.deps)
                 result = await tool.invoke(call.arguments, ctx)
             except Exception as exc:  # a hook raised: the call gets the error as its result
                 result = error_result(exc)
             error = result.error
             message = ToolResultMessage.from_result(call.id, call.name, result)
-            if config.on_tool_result is not None:
+            if options.on_tool_result is not None:
                 try:
-                    await maybe_await(config.on_tool_result(tool_call, message))
+                    await maybe_await(options.on_tool_result(tool_call, message))
                 except Exception as exc:
                     failed = error_result(exc)
                     error = exc
@@ -639,13 +647,12 @@ async def run(
     prompt: str | None,
     history: Sequence[Message] | None,
     *,
-    instructions: str | None = None,
     approvals: Mapping[str, bool | str] | None = None,
     results: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """One run of the loop; see `Agent.run` for the semantics."""
     resuming = approvals is not None or results is not None
-    messages, repairs = _prepare(history, instructions, resuming=resuming)
+    messages, repairs = _prepare(history, config.options.instructions, resuming=resuming)
     for repair in repairs:
         logger.warning("toolwire: repaired the history handed in: %s", repair)
     state = _Run(config, messages, len(messages))

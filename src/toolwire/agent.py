@@ -1,18 +1,19 @@
-"""`Agent` and `run_loop`: the agent loop's public face (the loop itself lives in `_loop`)."""
+"""`Agent` and `run_loop`: the agent loop's public face (the loop itself lives in `_loop`, its
+configuration in `_config`)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from decimal import Decimal
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Unpack
 
 import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from . import _loop  # pyright: ignore[reportPrivateUsage]
+from ._config import RunConfig, RunOptions
 from ._loop import (
     LoopConfig,
     RunCompleted,
@@ -21,13 +22,10 @@ from ._loop import (
     Subscriber,
     build_tools,
 )
-from .messages import Message, ToolResultMessage
-from .middleware import Hooks
-from .models.base import Model, ModelSettings, StreamEvent, ToolCall, ToolChoice
-from .tools import ToolLike
-from .usage import RunLimits
+from .messages import Message
+from .models.base import Model, ModelSettings, StreamEvent
 
-__all__ = ["Agent", "RunStream", "run_loop"]
+__all__ = ["Agent", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
 
 def _resolve_model(model: Model | str) -> Model:
@@ -39,99 +37,54 @@ def _resolve_model(model: Model | str) -> Model:
 
 
 class Agent:
-    """A model, instructions and tools, run in a loop until the model answers.
+    """A model and a run configuration, run in a loop until the model answers.
 
     Args:
         model: A `Model`, or a `"provider:model-name"` string.
-        name: A label for traces and logs.
-        instructions: The system prompt, added when the history has none.
-        tools: Tools, typed functions or definition dicts.
-        max_iterations: Model requests per run, at most.
-        max_tokens: Tokens per run, at most.
-        max_cost: US dollars per run, at most.
-        max_seconds: Wall-clock seconds per run, at most.
-        raise_on_limit: Raise `UsageLimitExceeded` when a limit ends a run.
-        max_concurrency: Calls of one turn running at once, at most.
-        tool_choice: `"auto"`, `"none"`, `"required"` or a tool name (a forced choice applies to
-            the first request of a run, then falls back to `"auto"` so the run can end).
-        settings: Model settings for every request.
-        hooks: Hooks around every tool call.
-        on_tool_call: Called with each `ToolCall` before it runs; raising turns the exception
-            into the call's result.
-        on_tool_result: Called with each call and its `ToolResultMessage`.
-        subscribers: Receive every run event; a failing one never breaks the run.
-        approval_policy: `"marked"` pauses for tools with `requires_approval`; `"destructive"`
-            also for tools whose annotations say `destructive_hint`.
-        deps: Passed to tools as `ToolContext.deps`.
+        config: A `RunConfig` to start from (the defaults when `None`).
+        **options: Any field of `RunConfig` (instructions, tools, limits, hooks, ...); they
+            override `config`. An unknown name raises `TypeError`.
     """
 
     def __init__(
         self,
         model: Model | str,
         *,
-        name: str = "agent",
-        instructions: str | None = None,
-        tools: Sequence[ToolLike] = (),
-        max_iterations: int = 8,
-        max_tokens: int | None = None,
-        max_cost: Decimal | float | None = None,
-        max_seconds: float | None = None,
-        raise_on_limit: bool = False,
-        max_concurrency: int = 10,
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-        hooks: Hooks | None = None,
-        on_tool_call: Callable[[ToolCall], Any] | None = None,
-        on_tool_result: Callable[[ToolCall, ToolResultMessage], Any] | None = None,
-        subscribers: Sequence[Subscriber] = (),
-        approval_policy: Literal["marked", "destructive"] = "marked",
-        deps: Any = None,
+        config: RunConfig | None = None,
+        **options: Unpack[RunOptions],
     ) -> None:
-        if max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
+        self._config = RunConfig.merge(config, options)
         self.model = _resolve_model(model)
-        self.name = name
-        self.instructions = instructions
-        self.tools = build_tools(tools, hooks)
-        self.limits = RunLimits(
-            max_iterations=max_iterations,
-            max_tokens=max_tokens,
-            max_cost=max_cost,
-            max_seconds=max_seconds,
-            raise_on_limit=raise_on_limit,
-        )
-        self.max_concurrency = max_concurrency
-        self.tool_choice = tool_choice
-        self.settings = ModelSettings.coerce(settings)
-        self.on_tool_call = on_tool_call
-        self.on_tool_result = on_tool_result
-        self.subscribers: list[Subscriber] = list(subscribers)
-        self.approval_policy: Literal["marked", "destructive"] = approval_policy
-        self.deps = deps
+        self.tools = build_tools(self._config.tools, self._config.hooks)
+        self._settings = ModelSettings.coerce(self._config.settings)
+        self._limits = self._config.limits
+
+    @property
+    def config(self) -> RunConfig:
+        """The agent's run configuration (immutable; `subscribe` replaces it with one more)."""
+        return self._config
 
     def subscribe(self, subscriber: Subscriber) -> Subscriber:
         """Receive every event of every run (usable as a decorator)."""
-        self.subscribers.append(subscriber)
+        subscribers = (*self._config.subscribers, subscriber)
+        self._config = self._config.replace(subscribers=subscribers)
         return subscriber
 
-    def _config(
+    def _loop_config(
         self,
         deps: Any,
         subscribers: Sequence[Subscriber],
         sink: _loop.StreamSink | None = None,
     ) -> LoopConfig:
+        config = self._config
         return LoopConfig(
             model=self.model,
+            options=config,
             tools=self.tools,
-            limits=self.limits,
-            tool_choice=self.tool_choice,
-            settings=self.settings,
-            max_concurrency=self.max_concurrency,
-            deps=self.deps if deps is None else deps,
-            subscribers=[*self.subscribers, *subscribers],
-            on_tool_call=self.on_tool_call,
-            on_tool_result=self.on_tool_result,
-            approval_policy=self.approval_policy,
+            settings=self._settings,
+            limits=self._limits,
+            deps=config.deps if deps is None else deps,
+            subscribers=[*config.subscribers, *subscribers] if subscribers else config.subscribers,
             stream_sink=sink,
         )
 
@@ -147,20 +100,21 @@ class Agent:
     ) -> RunResult:
         """Run the loop: ask the model, run the tools it calls, repeat until it answers.
 
+        `run`, `run_sync` and `run_stream` take the same arguments.
+
         Args:
             prompt: The user's message; `None` continues from `history` alone.
             history: Earlier messages (not modified; the result holds the new history). A history
                 whose calls lack results is repaired with error results before the first request.
-            deps: Overrides the agent's `deps` for this run.
+            deps: Overrides the configured `deps` for this run.
             subscribers: Extra event subscribers for this run.
             approvals: For a paused run: call id -> `True` to run it, `False` or a reason to refuse.
             results: For a paused run: call id -> the result of an external call.
         """
         return await _loop.run(
-            self._config(deps, subscribers),
+            self._loop_config(deps, subscribers),
             prompt,
             history,
-            instructions=self.instructions,
             approvals=approvals,
             results=results,
         )
@@ -172,17 +126,20 @@ class Agent:
         approvals: Mapping[str, bool | str] | None = None,
         results: Mapping[str, Any] | None = None,
         deps: Any = None,
+        subscribers: Sequence[Subscriber] = (),
     ) -> RunResult:
         """Continue a run that stopped for approval or for external calls.
 
         Approved calls run, refused ones give the model a refusal, external calls take the
         given results, then the loop goes on. Every pending call must be decided; any call of the
         paused turn may be refused; an id the paused turn does not hold raises `ValueError`.
+        The same works streamed: `run_stream(None, history=result.messages, approvals=...)`.
         """
         return await self.run(
             None,
             history=result.messages,
             deps=deps,
+            subscribers=subscribers,
             approvals=approvals or {},
             results=results or {},
         )
@@ -236,19 +193,24 @@ class Agent:
         history: Sequence[Message] | None = None,
         deps: Any = None,
         subscribers: Sequence[Subscriber] = (),
+        approvals: Mapping[str, bool | str] | None = None,
+        results: Mapping[str, Any] | None = None,
     ) -> RunStream:
         """Run with streaming: `async with agent.run_stream(p) as s: async for e in s: ...`.
 
         The events are the model's deltas (text, reasoning, tool-call pieces) and the run events;
-        the last is `RunCompleted`. `s.result` holds the `RunResult` afterwards.
+        the last is `RunCompleted`. `s.result` holds the `RunResult` afterwards. The arguments
+        are those of `run`: a run paused for approval or external calls (streamed or not) is
+        resumed streamed with `history=paused.messages` and `approvals` / `results`.
         """
 
         def start(sink: _loop.StreamSink) -> Any:
             return _loop.run(
-                self._config(deps, subscribers, sink),
+                self._loop_config(deps, subscribers, sink),
                 prompt,
                 history,
-                instructions=self.instructions,
+                approvals=approvals,
+                results=results,
             )
 
         return RunStream(start)
@@ -328,36 +290,17 @@ async def run_loop(
     model: Model | str,
     input: str | None,
     *,
-    tools: Sequence[ToolLike] = (),
     history: Sequence[Message] | None = None,
-    instructions: str | None = None,
-    max_iterations: int = 8,
-    max_tokens: int | None = None,
-    max_cost: Decimal | float | None = None,
-    max_seconds: float | None = None,
-    raise_on_limit: bool = False,
-    tool_choice: ToolChoice = "auto",
-    settings: ModelSettings | Mapping[str, Any] | None = None,
-    hooks: Hooks | None = None,
-    max_concurrency: int = 10,
-    subscribers: Sequence[Subscriber] = (),
-    deps: Any = None,
+    approvals: Mapping[str, bool | str] | None = None,
+    results: Mapping[str, Any] | None = None,
+    config: RunConfig | None = None,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
-    """Run the agent loop once without building an `Agent`; see `Agent` for the options."""
-    agent = Agent(
-        model,
-        instructions=instructions,
-        tools=tools,
-        max_iterations=max_iterations,
-        max_tokens=max_tokens,
-        max_cost=max_cost,
-        max_seconds=max_seconds,
-        raise_on_limit=raise_on_limit,
-        max_concurrency=max_concurrency,
-        tool_choice=tool_choice,
-        settings=settings,
-        hooks=hooks,
-        subscribers=subscribers,
-        deps=deps,
-    )
-    return await agent.run(input, history=history)
+    """Run the agent loop once without keeping an `Agent`.
+
+    Takes the options of `Agent` (the fields of `RunConfig`) and the per-run arguments of
+    `Agent.run` that are not options: `history`, and `approvals` / `results` to resume a paused
+    run.
+    """
+    agent = Agent(model, config=config, **options)
+    return await agent.run(input, history=history, approvals=approvals, results=results)

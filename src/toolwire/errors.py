@@ -4,7 +4,12 @@
 ToolwireError                     base of everything below
 ├── ToolError                     a tool failed; its message is what the model sees
 │   ├── ToolArgumentsError        the model's arguments did not validate (never retried)
-│   └── ToolTimeoutError          the call ran past its time limit (retryable)
+│   ├── ToolTimeoutError          the call ran past its time limit (retryable)
+│   ├── CalculatorError           the calculator refused or could not evaluate an expression
+│   ├── EgressBlocked             the egress guard refused a URL (`url`, `reason`)
+│   ├── EgressTimeout             a guarded HTTP exchange ran past its deadline (retryable)
+│   └── UpstreamError             the service behind a prebuilt tool answered with an error
+│       └── UpstreamUnavailable   ...a transient one: 429, 5xx, connection trouble (retryable)
 ├── RetryableError                a transient failure worth another attempt (carries retry_after)
 ├── UnknownToolError              no tool by that name (also a LookupError)
 ├── DuplicateToolError            a registry already holds that name (also a ValueError)
@@ -26,7 +31,8 @@ ToolwireError                     base of everything below
 ```
 
 `ToolError` and its subclasses are failures fed back to the model as error results; the others are
-failures of the program around the model and reach the caller.
+failures of the program around the model and reach the caller. "Retryable" errors are also
+`RetryableError`s, so `with_retry` retries them.
 """
 
 from __future__ import annotations
@@ -41,7 +47,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArgumentProblem",
+    "CalculatorError",
     "DuplicateToolError",
+    "EgressBlocked",
+    "EgressTimeout",
     "McpAuthError",
     "McpConnectionError",
     "McpError",
@@ -62,6 +71,8 @@ __all__ = [
     "ToolwireError",
     "UnknownToolError",
     "UnsupportedError",
+    "UpstreamError",
+    "UpstreamUnavailable",
     "UsageLimitExceeded",
 ]
 
@@ -149,6 +160,61 @@ class RetryableError(ToolwireError):
 
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(message)
+        self.retry_after = retry_after
+
+
+class CalculatorError(ToolError):
+    """An expression the calculator refuses or cannot evaluate."""
+
+
+class EgressBlocked(ToolError):
+    """The egress guard refused a URL; the message says what was blocked and why.
+
+    Attributes:
+        url: The URL that was refused.
+        reason: Why, in a short phrase.
+    """
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"Blocked request to {url}: {reason}.")
+
+
+class EgressTimeout(ToolError, RetryableError):
+    """A guarded exchange ran past its deadline; a `ToolError` that `with_retry` may retry."""
+
+
+class UpstreamError(ToolError):
+    """The service behind a tool answered with an error, or with something unreadable.
+
+    Attributes:
+        service: The service's name, as the message shows it.
+        status: The HTTP status, when there was a response.
+    """
+
+    def __init__(self, service: str, message: str, *, status: int | None = None) -> None:
+        self.service = service
+        self.status = status
+        super().__init__(message)
+
+
+class UpstreamUnavailable(UpstreamError, RetryableError):
+    """A transient upstream failure (429, 5xx, connection trouble): worth retrying later.
+
+    It is a `ToolError` (the model reads the message) and a `RetryableError` (`with_retry` retries
+    it, honouring `retry_after`).
+    """
+
+    def __init__(
+        self,
+        service: str,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(service, message, status=status)
         self.retry_after = retry_after
 
 

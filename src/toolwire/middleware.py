@@ -272,9 +272,12 @@ class Hooks:
             becomes its error result.
         after_execute: Called with the final result and its exception (or `None`); raising turns
             the result into an error result.
-        on_error: Called when the call failed with an exception. Returning `None` suppresses the
-            error (the result becomes an empty success); returning an exception, or raising one,
-            keeps the call failed with that exception; returning a `ToolResult` replaces the result.
+        on_error: Called when the call failed with an exception. Returning `None` only observes:
+            the failure stays exactly as it was. Returning an exception, or raising one, keeps
+            the call failed with that exception. Suppressing or replacing the error is explicit:
+            return a `ToolResult` (e.g. `text_result("n/a")`), which becomes the call's result.
+            Any other return value is a mistake of the hook's and fails the call with a
+            `TypeError` saying so.
     """
 
     before_execute: BeforeHook | None = None
@@ -285,8 +288,8 @@ class Hooks:
 def compose_hooks(*hooks: Hooks) -> Hooks:
     """One `Hooks` running each given one in order.
 
-    `on_error` hooks are chained: each sees the error the previous one left, and once one
-    suppresses it (returns `None`) or replaces the result, the rest are not called.
+    `on_error` hooks are chained: each sees the error the previous ones left (a hook returning
+    `None` passes it on unchanged), and once one returns a result, the rest are not called.
     """
     befores = [h.before_execute for h in hooks if h.before_execute]
     afters = [h.after_execute for h in hooks if h.after_execute]
@@ -303,15 +306,18 @@ def compose_hooks(*hooks: Hooks) -> Hooks:
             await maybe_await(hook(invocation, result, error))
 
     async def on_error(invocation: ToolInvocation, error: BaseException) -> Any:
-        current: Any = error
+        current = error
         for hook in errors:
             try:
-                current = await maybe_await(hook(invocation, current))
+                outcome = await maybe_await(hook(invocation, current))
             except Exception as raised:
-                current = raised
-            if not isinstance(current, BaseException):
-                return current
-        return current
+                outcome = raised
+            if outcome is None:
+                continue
+            if not isinstance(outcome, BaseException):
+                return outcome  # a result ends the chain (`with_hooks` refuses anything else)
+            current = outcome
+        return None if current is error else current
 
     return Hooks(
         before_execute=before if befores else None,
@@ -342,22 +348,36 @@ class _HookedTool(ToolWrapper):
             result = await self.wrapped.invoke(args, ctx)
         error = result.error if result.is_error else None
         if error is not None and hooks.on_error is not None:
-            try:
-                outcome = await maybe_await(hooks.on_error(invocation, error))
-            except Exception as raised:
-                outcome = raised
-            if outcome is None:
-                result, error = ToolResult(content=[]), None
-            elif isinstance(outcome, ToolResult):
-                result, error = outcome, outcome.error
-            elif isinstance(outcome, BaseException) and outcome is not error:
-                result, error = error_result(outcome), outcome
+            result, error = await _handle_error(hooks.on_error, invocation, result, error)
         if hooks.after_execute is not None:
             try:
                 await maybe_await(hooks.after_execute(invocation, result, error))
             except Exception as exc:
                 result = error_result(exc)
         return result
+
+
+async def _handle_error(
+    hook: ErrorHook, invocation: ToolInvocation, result: ToolResult, error: BaseException
+) -> tuple[ToolResult, BaseException | None]:
+    """The result and error after `on_error`: unchanged unless the hook explicitly changed them."""
+    try:
+        outcome = await maybe_await(hook(invocation, error))
+    except Exception as raised:
+        outcome = raised
+    if outcome is None or outcome is error:
+        # An observer (a logger, a metric): the model must still learn that the call failed.
+        return result, error
+    if isinstance(outcome, ToolResult):
+        return outcome, outcome.error
+    if isinstance(outcome, BaseException):
+        return error_result(outcome), outcome
+    mistake = TypeError(
+        f"the on_error hook returned a {type(outcome).__name__}; return None to leave the "
+        "failure as it is, an exception to change it, or a ToolResult to replace the result"
+    )
+    mistake.__context__ = error
+    return error_result(mistake), mistake
 
 
 def with_hooks(tool: Tool, hooks: Hooks) -> Tool:

@@ -6,13 +6,14 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, Self, Unpack, runtime_checkable
 
 import anyio
 
 from .client import McpClient, McpTool
 
 if TYPE_CHECKING:
+    from .._config import RunOptions
     from .._loop import RunResult
     from ..models.base import Model
 
@@ -174,7 +175,7 @@ async def run_agent(
     prompt: str,
     *,
     servers: Sequence[McpServerConfig | str],
-    **agent_options: Any,
+    **agent_options: Unpack[RunOptions],
 ) -> RunResult:
     """Run the agent loop with the tools of the given MCP servers, closing them afterwards.
 
@@ -182,13 +183,16 @@ async def run_agent(
         model: A `Model` or a `"provider:model-name"` string.
         prompt: The user's message.
         servers: The MCP servers whose tools the agent may call.
-        **agent_options: Passed to `Agent` (instructions, limits, ...); a `tools` list there is
-            offered alongside the servers' tools.
+        **agent_options: The run options of `Agent` (the fields of `RunConfig`); a `tools`
+            list there is offered alongside the servers' tools.
     """
     from ..agent import Agent
 
     async with McpToolRegistry(servers) as registry:
         mcp_tools = await registry.discover_tools()
-        own = list(agent_options.pop("tools", ()))
-        agent = Agent(model, tools=[*own, *mcp_tools], **agent_options)
+        options: RunOptions = {
+            **agent_options,
+            "tools": [*agent_options.get("tools", ()), *mcp_tools],
+        }
+        agent = Agent(model, **options)
         return await agent.run(prompt)

@@ -27,7 +27,7 @@ from typing import Any, TypeAlias
 import anyio
 import httpx
 
-from ..errors import RetryableError, ToolError
+from ..errors import EgressBlocked, EgressTimeout, ToolError
 
 __all__ = [
     "EgressBlocked",
@@ -47,24 +47,6 @@ IPNetwork: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 Resolver: TypeAlias = Callable[[str, int], Awaitable[Sequence[str]] | Sequence[str]]
 """Maps `(host, port)` to IP address strings; may be sync (runs inline, must not block) or async."""
-
-
-class EgressBlocked(ToolError):
-    """The egress guard refused a URL; the message says what was blocked and why.
-
-    Attributes:
-        url: The URL that was refused.
-        reason: Why, in a short phrase.
-    """
-
-    def __init__(self, url: str, reason: str) -> None:
-        self.url = url
-        self.reason = reason
-        super().__init__(f"Blocked request to {url}: {reason}.")
-
-
-class EgressTimeout(ToolError, RetryableError):
-    """A guarded exchange ran past its deadline; a `ToolError` that `with_retry` may retry."""
 
 
 def _net(cidr: str) -> IPNetwork:

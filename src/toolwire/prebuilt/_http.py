@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from .._util import retry_after_seconds
-from ..errors import RetryableError, ToolError
+from ..errors import ToolError, UpstreamError, UpstreamUnavailable
 from ._egress import EgressPolicy, EgressResponse, guarded_request
 
 __all__ = [
@@ -31,39 +31,6 @@ __all__ = [
 ]
 
 USER_AGENT = "toolwire/0.1 (+https://github.com/toolwire/toolwire)"
-
-
-class UpstreamError(ToolError):
-    """The service behind a tool answered with an error, or with something unreadable.
-
-    Attributes:
-        service: The service's name, as the message shows it.
-        status: The HTTP status, when there was a response.
-    """
-
-    def __init__(self, service: str, message: str, *, status: int | None = None) -> None:
-        self.service = service
-        self.status = status
-        super().__init__(message)
-
-
-class UpstreamUnavailable(UpstreamError, RetryableError):
-    """A transient upstream failure (429, 5xx, connection trouble): worth retrying later.
-
-    It is a `ToolError` (the model reads the message) and a `RetryableError` (`with_retry` retries
-    it, honouring `retry_after`).
-    """
-
-    def __init__(
-        self,
-        service: str,
-        message: str,
-        *,
-        status: int | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(service, message, status=status)
-        self.retry_after = retry_after
 
 
 def require_api_key(explicit: str | None, env_var: str, service: str, factory: str) -> str:

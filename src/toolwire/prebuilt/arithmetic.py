@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ToolError
+from ..errors import CalculatorError
 from ..tools import FunctionTool, ToolAnnotations, tool
 
 __all__ = ["CalculatorError", "calculator", "evaluate", "format_number"]
@@ -25,10 +25,6 @@ MAX_FACTORIAL = 400
 MAX_COMB_ARG = 5_000
 
 Number = int | float
-
-
-class CalculatorError(ToolError):
-    """An expression the calculator refuses or cannot evaluate."""
 
 
 def _check_int(value: int) -> int:

@@ -1,0 +1,163 @@
+"""The one configuration of a run: `RunConfig`, and `RunOptions`, its options as keywords.
+
+`Agent(model, **options)`, `run_loop(model, input, **options)` and (through the agent)
+`Agent.run_stream` take exactly the fields of `RunConfig`, typed by `RunOptions`; a test compares
+the two field by field, so an option cannot exist in one door and be missing in another.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Literal, TypeAlias, TypedDict, Unpack
+
+from ._loop import Subscriber
+from .messages import ToolResultMessage
+from .middleware import Hooks
+from .models.base import ModelSettings, ToolCall, ToolChoice
+from .tools import ToolLike
+from .usage import RunLimits
+
+__all__ = ["ApprovalPolicy", "RunConfig", "RunOptions"]
+
+ApprovalPolicy: TypeAlias = Literal["marked", "destructive"]
+"""Which calls pause a run for approval (see `RunConfig.approval_policy`)."""
+
+_APPROVAL_POLICIES = ("marked", "destructive")
+
+
+class RunOptions(TypedDict, total=False):
+    """The options of a run as keyword arguments, each documented on `RunConfig`.
+
+    `Agent(model, **options)` and `run_loop(model, input, **options)` take exactly these.
+    """
+
+    name: str
+    instructions: str | None
+    tools: Sequence[ToolLike]
+    max_iterations: int
+    max_tokens: int | None
+    max_cost: Decimal | float | None
+    max_seconds: float | None
+    raise_on_limit: bool
+    max_concurrency: int
+    tool_choice: ToolChoice
+    settings: ModelSettings | Mapping[str, Any] | None
+    hooks: Hooks | None
+    on_tool_call: Callable[[ToolCall], Any] | None
+    on_tool_result: Callable[[ToolCall, ToolResultMessage], Any] | None
+    subscribers: Sequence[Subscriber]
+    approval_policy: ApprovalPolicy
+    deps: Any
+    retry: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunConfig:
+    """Everything a run is configured with, besides its model and its input.
+
+    Build one to share between agents (`Agent(model, config=config)`), or pass the same options
+    as keywords (`Agent(model, max_iterations=4)`); keywords given with a config override it.
+
+    Attributes:
+        name: A label for traces and logs.
+        instructions: The system prompt, added when the history has none.
+        tools: Tools, typed functions or definition dicts.
+        max_iterations: Model requests per run, at most.
+        max_tokens: Tokens per run, at most.
+        max_cost: US dollars per run, at most (needs known prices).
+        max_seconds: Wall-clock seconds per run, at most.
+        raise_on_limit: Raise `UsageLimitExceeded` when a limit ends a run.
+        max_concurrency: Calls of one turn running at once, at most.
+        tool_choice: `"auto"`, `"none"`, `"required"` or a tool name (a forced choice applies to
+            the first request of a run, then falls back to `"auto"` so the run can end).
+        settings: Model settings for every request (a `ModelSettings` or a plain mapping).
+        hooks: Hooks around every tool call.
+        on_tool_call: Called with each `ToolCall` before it runs; raising turns the exception
+            into the call's result.
+        on_tool_result: Called with each call and its `ToolResultMessage`; raising turns the
+            exception into the call's result.
+        subscribers: Receive every run event; a failing one never breaks the run.
+        approval_policy: `"marked"` pauses for tools with `requires_approval`; `"destructive"`
+            also for tools whose annotations say `destructive_hint`.
+        deps: Passed to tools as `ToolContext.deps`.
+        retry: The retry policy for model calls (a `RetryPolicy`); `None` leaves the model as
+            it is.
+    """
+
+    name: str = "agent"
+    instructions: str | None = None
+    tools: Sequence[ToolLike] = ()
+    max_iterations: int = 8
+    max_tokens: int | None = None
+    max_cost: Decimal | float | None = None
+    max_seconds: float | None = None
+    raise_on_limit: bool = False
+    max_concurrency: int = 10
+    tool_choice: ToolChoice = "auto"
+    settings: ModelSettings | Mapping[str, Any] | None = None
+    hooks: Hooks | None = None
+    on_tool_call: Callable[[ToolCall], Any] | None = None
+    on_tool_result: Callable[[ToolCall, ToolResultMessage], Any] | None = None
+    subscribers: Sequence[Subscriber] = ()
+    approval_policy: ApprovalPolicy = "marked"
+    deps: Any = None
+    retry: Any = None
+
+    def __post_init__(self) -> None:
+        if self.max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        if self.approval_policy not in _APPROVAL_POLICIES:
+            raise ValueError(
+                f"approval_policy must be 'marked' or 'destructive', got {self.approval_policy!r}"
+            )
+        self.limits  # noqa: B018  (RunLimits checks the budgets)
+        # Copies, so a caller's list changed later does not change a configured run.
+        object.__setattr__(self, "tools", tuple(self.tools))
+        object.__setattr__(self, "subscribers", tuple(self.subscribers))
+        object.__setattr__(self, "settings", ModelSettings.coerce(self.settings))
+
+    @property
+    def limits(self) -> RunLimits:
+        """The run's budgets."""
+        return RunLimits(
+            max_iterations=self.max_iterations,
+            max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+            max_seconds=self.max_seconds,
+            raise_on_limit=self.raise_on_limit,
+        )
+
+    def replace(self, **options: Unpack[RunOptions]) -> RunConfig:
+        """A copy with the given options changed.
+
+        Raises:
+            TypeError: an option that does not exist (the message suggests the closest).
+        """
+        return self.merge(self, options)
+
+    @classmethod
+    def merge(cls, config: RunConfig | None, options: Mapping[str, Any]) -> RunConfig:
+        """`config` (or the defaults) with `options` laid over it; unknown names are refused."""
+        unknown = [key for key in options if key not in _OPTION_NAMES]
+        if unknown:
+            raise TypeError(_unknown_message(unknown))
+        if config is None:
+            return cls(**options)
+        if not options:
+            return config
+        return dataclasses.replace(config, **options)
+
+
+_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(RunConfig))
+
+
+def _unknown_message(unknown: Sequence[str]) -> str:
+    parts: list[str] = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, sorted(_OPTION_NAMES), n=1)
+        parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return "unknown run option " + ", ".join(parts) + "; the options are the fields of RunConfig"

@@ -1,0 +1,333 @@
+"""One run configuration for every door: `Agent`, `run_loop` and `Agent.run_stream`."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from collections.abc import Sequence
+from typing import Any, Unpack
+
+import anyio
+import pytest
+
+import toolwire.tools
+from toolwire import (
+    Agent,
+    FunctionCallCompleted,
+    Hooks,
+    Message,
+    RunCompleted,
+    RunConfig,
+    RunEvent,
+    RunOptions,
+    RunResult,
+    ScriptedModel,
+    TextDelta,
+    ToolAnnotations,
+    ToolCall,
+    ToolResultMessage,
+    run_loop,
+    tool,
+)
+from toolwire.models.base import ModelSettings
+
+pytestmark = pytest.mark.anyio
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool(requires_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+
+lookup = tool(
+    name="lookup",
+    description="Look up an order.",
+    parameters={"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+)
+
+
+def tool_results(messages: Sequence[Message]) -> list[str]:
+    return [m.text for m in messages if isinstance(m, ToolResultMessage)]
+
+
+# --- the doors take the same options ---------------------------------------------------------
+
+
+def test_run_options_and_run_config_hold_the_same_options_with_the_same_types() -> None:
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    assert fields == set(RunOptions.__annotations__)
+    # String type aliases (ToolLike) are resolved in the namespace that defines them.
+    names = vars(toolwire.tools)
+    assert typing.get_type_hints(RunConfig, localns=names) == typing.get_type_hints(
+        RunOptions, localns=names
+    )
+    assert RunOptions.__total__ is False
+    assert {"approval_policy", "on_tool_call", "on_tool_result", "retry"} <= fields
+
+
+@pytest.mark.parametrize("door", [Agent.__init__, run_loop], ids=["Agent", "run_loop"])
+def test_every_door_takes_exactly_the_run_options(door: Any) -> None:
+    parameters = inspect.signature(door).parameters
+    keywords = [p for p in parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
+    assert [p.name for p in keywords] == ["options"]
+    assert typing.get_type_hints(door)["options"] == Unpack[RunOptions]
+    assert parameters["config"].default is None
+    # No option is also written out as a parameter of its own, where it could drift.
+    assert not set(parameters) & set(RunOptions.__annotations__)
+
+
+def test_run_run_sync_and_run_stream_take_the_same_per_run_arguments() -> None:
+    def arguments(method: Any) -> list[tuple[str, Any, Any, Any]]:
+        parameters = list(inspect.signature(method).parameters.values())[1:]
+        return [(p.name, p.kind, p.default, p.annotation) for p in parameters]
+
+    run = arguments(Agent.run)
+    assert [name for name, *_ in run] == [
+        "prompt",
+        "history",
+        "deps",
+        "subscribers",
+        "approvals",
+        "results",
+    ]
+    assert arguments(Agent.run_sync) == run
+    assert arguments(Agent.run_stream) == run
+
+
+def test_every_option_is_accepted_by_every_door_and_reaches_the_config() -> None:
+    values: dict[str, Any] = {
+        "name": "helper",
+        "instructions": "Be brief.",
+        "tools": [add],
+        "max_iterations": 3,
+        "max_tokens": 1000,
+        "max_cost": 0.5,
+        "max_seconds": 30.0,
+        "raise_on_limit": True,
+        "max_concurrency": 2,
+        "tool_choice": "required",
+        "settings": {"temperature": 0.1, "logprobs": True},
+        "hooks": Hooks(),
+        "on_tool_call": print,
+        "on_tool_result": print,
+        "subscribers": [print],
+        "approval_policy": "destructive",
+        "deps": {"user": 7},
+        "retry": object(),
+    }
+    assert set(values) == set(RunOptions.__annotations__)
+    agent = Agent(ScriptedModel(), **values)
+    config = agent.config
+    for name, value in values.items():
+        got = getattr(config, name)
+        if name in ("tools", "subscribers"):
+            assert list(got) == value, name
+        elif name == "settings":
+            assert got == ModelSettings(temperature=0.1, extra={"logprobs": True})
+        else:
+            assert got is value or got == value, name
+    assert config.limits.max_tokens == 1000 and config.limits.raise_on_limit
+    assert RunConfig(**values) == dataclasses.replace(config)
+
+
+async def test_a_config_object_is_shared_and_keywords_override_it() -> None:
+    config = RunConfig(instructions="Answer in French.", tools=[add], max_iterations=2)
+    model = ScriptedModel(["oui", "ja"])
+    french = Agent(model, config=config)
+    german = Agent(model, config=config, instructions="Answer in German.")
+    assert french.config is config and german.config.tools == config.tools
+    await french.run("hi")
+    await german.run("hi")
+    assert [r.messages[0].text for r in model.requests] == [
+        "Answer in French.",
+        "Answer in German.",
+    ]
+    once = await run_loop(ScriptedModel(["ok"]), "hi", config=config, max_iterations=1)
+    assert once.stop_reason == "completed"
+
+
+def test_unknown_options_are_refused_with_a_suggestion() -> None:
+    bad: dict[str, Any] = {"max_iteration": 3}
+    with pytest.raises(TypeError, match="unknown run option 'max_iteration' \\(did you mean"):
+        Agent(ScriptedModel(), **bad)
+    with pytest.raises(TypeError, match="'max_iterations'"):
+        RunConfig().replace(**bad)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_concurrency": 0}, "max_concurrency must be at least 1"),
+        ({"approval_policy": "sometimes"}, "approval_policy must be 'marked' or 'destructive'"),
+        ({"max_iterations": 0}, "max_iterations must be at least 1"),
+        ({"max_cost": -1}, "max_cost must be positive"),
+    ],
+)
+def test_bad_option_values_are_refused_when_configured(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        RunConfig(**options)
+    with pytest.raises(ValueError, match=message):
+        Agent(ScriptedModel(), **options)
+
+
+def test_the_config_keeps_its_own_copies() -> None:
+    tools: list[Any] = [add]
+    config = RunConfig(tools=tools)
+    tools.append(delete_file)
+    assert list(config.tools) == [add]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.max_iterations = 3  # type: ignore[misc]
+
+
+async def test_subscribe_adds_to_the_config_of_later_runs() -> None:
+    agent = Agent(ScriptedModel(["a", "b"]))
+    seen: list[str] = []
+    await agent.run("first")
+    agent.subscribe(lambda event: seen.append(event.type))
+    assert len(agent.config.subscribers) == 1
+    await agent.run("second")
+    assert seen[-1] == "run.completed" and seen.count("run.completed") == 1
+
+
+# --- run_loop gains what it lacked -----------------------------------------------------------
+
+
+async def test_run_loop_takes_the_approval_policy_and_both_callbacks() -> None:
+    @tool(annotations=ToolAnnotations(destructive_hint=True))
+    def wipe() -> str:
+        """Wipe."""
+        return "wiped"
+
+    paused = await run_loop(
+        ScriptedModel([("wipe", {}), "ok"]), "go", tools=[wipe], approval_policy="destructive"
+    )
+    assert paused.stop_reason == "approval_required"
+
+    calls: list[str] = []
+    results: list[str] = []
+
+    def on_result(call: ToolCall, result: ToolResultMessage) -> None:
+        results.append(result.text)
+
+    done = await run_loop(
+        ScriptedModel([("add", {"a": 1, "b": 2}), "3"]),
+        "go",
+        tools=[add],
+        on_tool_call=lambda call: calls.append(call.name),
+        on_tool_result=on_result,
+    )
+    assert done.text == "3" and calls == ["add"] and results == ["3"]
+
+
+async def test_run_loop_resumes_a_paused_run() -> None:
+    model = ScriptedModel([("delete_file", {"path": "a"}), "done"])
+    paused = await run_loop(model, "go", tools=[delete_file])
+    call_id = paused.pending[0].call.id
+    done = await run_loop(
+        model, None, history=paused.messages, approvals={call_id: True}, tools=[delete_file]
+    )
+    assert done.text == "done" and tool_results(done.messages) == ["deleted a"]
+
+
+# --- run_stream: approvals, external results and resume ---------------------------------------
+
+
+async def stream_all(agent: Agent, prompt: str | None = None, **per_run: Any) -> StreamedRun:
+    events: list[Any] = []
+    with anyio.fail_after(10):
+        async with agent.run_stream(prompt, **per_run) as stream:
+            async for event in stream:
+                events.append(event)
+    return StreamedRun(events, stream.result)
+
+
+@dataclasses.dataclass
+class StreamedRun:
+    events: list[Any]
+    result: RunResult
+
+    @property
+    def text(self) -> str:
+        return "".join(e.text for e in self.events if isinstance(e, TextDelta))
+
+    @property
+    def completed_calls(self) -> list[str]:
+        return [e.result.text for e in self.events if isinstance(e, FunctionCallCompleted)]
+
+
+async def test_a_streamed_run_paused_for_approval_resumes_streamed() -> None:
+    model = ScriptedModel(
+        [[("delete_file", {"path": "a"}), ("delete_file", {"path": "b"})], "Deleted a only."]
+    )
+    agent = Agent(model, tools=[delete_file])
+    paused = await stream_all(agent, "clean up")
+    assert paused.result.stop_reason == "approval_required"
+    assert isinstance(paused.events[-1], RunCompleted) and paused.completed_calls == []
+    first, second = (p.call.id for p in paused.result.pending)
+
+    resumed = await stream_all(
+        agent, history=paused.result.messages, approvals={first: True, second: "keep b"}
+    )
+    assert resumed.completed_calls == ["deleted a"]  # a refusal runs nothing
+    assert resumed.text == "Deleted a only."
+    assert resumed.result.stop_reason == "completed" and resumed.result.text == "Deleted a only."
+    assert tool_results(resumed.result.messages) == ["deleted a", "Error: not approved: keep b"]
+
+
+async def test_a_streamed_pause_resumes_without_streaming_and_the_other_way_round() -> None:
+    model = ScriptedModel([("delete_file", {"path": "a"}), "one", ("delete_file", {"path": "b"})])
+    model.add("two")
+    agent = Agent(model, tools=[delete_file])
+    streamed = await stream_all(agent, "first")
+    call_id = streamed.result.pending[0].call.id
+    done = await agent.resume(streamed.result, approvals={call_id: True})
+    assert done.text == "one" and tool_results(done.new_messages) == ["deleted a"]
+
+    paused = await agent.run("second", history=done.messages)
+    assert paused.stop_reason == "approval_required"
+    call_id = paused.pending[0].call.id
+    resumed = await stream_all(agent, history=paused.messages, approvals={call_id: True})
+    assert resumed.text == "two" and resumed.completed_calls == ["deleted b"]
+
+
+async def test_a_streamed_run_takes_external_results() -> None:
+    model = ScriptedModel([("lookup", {"id": 7}), "Order 7 is shipped."])
+    agent = Agent(model, tools=[lookup])
+    paused = await stream_all(agent, "Where is order 7?")
+    assert paused.result.stop_reason == "external_calls"
+    call_id = paused.result.pending[0].call.id
+    resumed = await stream_all(
+        agent, history=paused.result.messages, results={call_id: {"status": "shipped"}}
+    )
+    assert resumed.text == "Order 7 is shipped."
+    assert tool_results(resumed.result.messages) == ['{"status":"shipped"}']
+
+
+async def test_a_streamed_resume_with_a_wrong_id_fails_clearly() -> None:
+    model = ScriptedModel([("delete_file", {"path": "a"})])
+    agent = Agent(model, tools=[delete_file])
+    paused = await stream_all(agent, "go")
+    events: list[RunEvent] = []
+    with anyio.fail_after(10):
+        async with agent.run_stream(
+            None,
+            history=paused.result.messages,
+            approvals={"nope": True},
+            subscribers=[events.append],
+        ) as stream:
+            with pytest.raises(ValueError, match="no call with id 'nope'"):
+                async for _ in stream:
+                    pass
+    assert stream.result.stop_reason == "error"
+    assert isinstance(events[-1], RunCompleted)
+    assert model.requests[1:] == []  # nothing was sent to the model
