@@ -30,7 +30,7 @@ from ._content import (
     parse_call_result,
     parse_tool_spec,
 )
-from ._http import MODERN_VERSION, HttpSession
+from ._http import DEFAULT_MAX_ANSWER_BYTES, MODERN_VERSION, HttpSession
 
 __all__ = ["McpClient", "McpTool", "StdioServerParameters", "from_mcp"]
 
@@ -206,6 +206,10 @@ class _StdioConnection:
         await self._stack.aclose()
 
 
+def _visible_ascii(text: str) -> bool:
+    return bool(text) and all("\x21" <= c <= "\x7e" for c in text)
+
+
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
     """The one exception inside (possibly nested) groups, or `None` when there are several."""
     found: BaseException = group
@@ -243,6 +247,9 @@ class McpClient:
             offers it and the initialize handshake otherwise; `"legacy"` always handshakes.
         http_client: An `httpx2.AsyncClient` (the HTTP client the `mcp` SDK is built on) to use,
             and leave open, instead of our own.
+        max_answer_bytes: The largest answer read over HTTP, decompressed: a JSON body, or one
+            event of an SSE stream (default 32 MiB). A larger one is not read further, and the
+            call gets an error result naming this cap.
     """
 
     def __init__(
@@ -256,9 +263,14 @@ class McpClient:
         session_id: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
         protocol: _Era = "auto",
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
+        if max_answer_bytes <= 0:
+            raise ValueError(f"max_answer_bytes must be positive, got {max_answer_bytes}")
+        if session_id is not None and not _visible_ascii(session_id):
+            raise ValueError("session_id must be visible ASCII, as MCP requires")
         self.server = server
         self.timeout = timeout
         self.client_name = client_name
@@ -267,6 +279,7 @@ class McpClient:
         self._session_id = session_id
         self._http_client = http_client
         self.protocol: _Era = protocol
+        self.max_answer_bytes = max_answer_bytes
         self._conn: _HttpConnection | _StdioConnection | None = None
         self._specs: dict[str, McpToolSpec] = {}
         self._output_checks: dict[str, SchemaValidator | None] = {}
@@ -316,6 +329,7 @@ class McpClient:
                 client_info={"name": self.client_name, "version": __version__},
                 connect_timeout=min(self.timeout or 10.0, 10.0),
                 session_id=self._session_id,
+                max_answer_bytes=self.max_answer_bytes,
             )
             conn: _HttpConnection | _StdioConnection = _HttpConnection(session, self.protocol)
         else:
@@ -425,9 +439,12 @@ class McpClient:
                 # schema; ours were missing or stale, so list afresh and send it once more.
                 await self.list_tools()
                 raw = await conn.request("tools/call", params, repeatable=repeatable, limit=limit)
-            result = parse_call_result(raw)
-            if not result.is_error:
-                self._check_output(name, result)
+            try:
+                result = parse_call_result(raw)
+                if not result.is_error:
+                    self._check_output(name, result)
+            except RecursionError:
+                raise McpProtocolError("the result is nested too deeply to read") from None
             return result
         except TimeoutError as exc:
             timed_out = ToolTimeoutError(name, limit or 0)
