@@ -508,27 +508,44 @@ class McpClient:
                 f"the structuredContent does not match the tool's output schema: {found}"
             )
 
-    async def tools(self, *, prefix: str | None = None) -> list[McpTool]:
+    async def tools(
+        self, *, prefix: str | None = None, requires_approval: bool = False
+    ) -> list[McpTool]:
         """The server's tools as toolwire tools (listing them afresh).
+
+        A tool the server marks as needing approval gets `requires_approval`, so an agent's
+        approval policy applies to it as to a local tool.
 
         Args:
             prefix: Prepended as `"{prefix}_{name}"`, for servers whose tool names collide.
+            requires_approval: Ask for approval before every call of every tool of this
+                server, whatever the server says.
         """
-        return [McpTool(self, spec, prefix=prefix) for spec in await self.list_tools()]
+        return [
+            McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
+            for spec in await self.list_tools()
+        ]
 
 
 class McpTool(ToolWrapper):
     """A tool of an MCP server: validated locally against the server's input schema, then called.
 
-    `strict` is off (servers' schemas rarely fit strict mode) and the server's annotations and
-    output schema are kept.
+    `strict` is off (servers' schemas rarely fit strict mode) and the server's annotations,
+    output schema and approval need are kept.
 
     Attributes:
         client: The client that calls the tool.
         spec: The tool as the server listed it; `spec.name` is the server's name for it.
     """
 
-    def __init__(self, client: McpClient, spec: McpToolSpec, *, prefix: str | None = None) -> None:
+    def __init__(
+        self,
+        client: McpClient,
+        spec: McpToolSpec,
+        *,
+        prefix: str | None = None,
+        requires_approval: bool = False,
+    ) -> None:
         self.client = client
         self.spec = spec
         remote_name = spec.name
@@ -537,6 +554,7 @@ class McpTool(ToolWrapper):
             return await client.call_tool(remote_name, args)
 
         name = f"{prefix}_{spec.name}" if prefix else spec.name
+        approval = requires_approval or spec.requires_approval
         try:
             wrapped = tool(
                 name=name,
@@ -545,6 +563,7 @@ class McpTool(ToolWrapper):
                 execute=execute,
                 strict=False,
                 annotations=spec.annotations,
+                requires_approval=approval,
             )
         except SchemaError:
             # A schema toolwire cannot validate (e.g. a dangling $ref) must not hide the tool:
@@ -556,6 +575,7 @@ class McpTool(ToolWrapper):
                 execute=execute,
                 strict=False,
                 annotations=spec.annotations,
+                requires_approval=approval,
             )
         super().__init__(wrapped)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, runtime_checkabl
 
 import anyio
 
+from ._http import DEFAULT_MAX_ANSWER_BYTES
 from .client import McpClient, McpTool
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ class McpServerConfig:
         client_name: How the client introduces itself.
         prefix: Prepended to the server's tool names as `"{prefix}_{name}"`.
         timeout: Seconds a request may take (see `McpClient`).
+        requires_approval: Ask for approval before every call of this server's tools, whatever
+            the server says (tools it marks as needing approval need it anyway).
+        max_answer_bytes: The largest answer read (see `McpClient`).
     """
 
     url: str
@@ -47,6 +51,8 @@ class McpServerConfig:
     client_name: str = "toolwire"
     prefix: str | None = None
     timeout: float | None = 60.0
+    requires_approval: bool = False
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
 
     def client(self) -> McpClient:
         """A new, unconnected client for this server."""
@@ -56,6 +62,7 @@ class McpServerConfig:
             headers=self.headers,
             client_name=self.client_name,
             timeout=self.timeout,
+            max_answer_bytes=self.max_answer_bytes,
         )
 
 
@@ -94,7 +101,9 @@ class McpToolRegistry:
                         client = config.client()
                         await client.connect()
                         self.clients[config.url] = client
-                found[index] = await client.tools(prefix=config.prefix)
+                found[index] = await client.tools(
+                    prefix=config.prefix, requires_approval=config.requires_approval
+                )
             except Exception as exc:
                 logger.warning("MCP server %s failed: %s", config.url, exc)
                 self.failures[config.url] = exc
