@@ -243,3 +243,12 @@ async def test_a_client_can_ask_approval_for_every_tool_of_a_server(url: str) ->
     async with McpToolRegistry([McpServerConfig(url, requires_approval=True)]) as registry:
         tools = await registry.discover_tools()
     assert tools and all(t.requires_approval for t in tools)
+
+
+async def test_library_serve_refuses_beyond_loopback_without_a_token() -> None:
+    from toolwire.mcp import serve
+
+    with pytest.raises(ValueError, match="allow_anonymous"):
+        await serve([add], host="0.0.0.0", port=0)
+    with pytest.raises(ValueError, match="empty"):
+        await serve([add], host="0.0.0.0", port=0, auth_token="")
