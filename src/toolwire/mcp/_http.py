@@ -121,7 +121,7 @@ async def _sse_events(response: httpx2.Response, limit: int) -> AsyncIterator[_E
             size += len(line) + 1
             if size > limit:
                 raise _too_large(limit, "one server-sent event")
-            done = event.feed(line.decode("utf-8", "replace"))
+            done = event.feed(bytes(line))
             line = bytearray()
             if done is not None:
                 size = 0
@@ -131,37 +131,43 @@ async def _sse_events(response: httpx2.Response, limit: int) -> AsyncIterator[_E
         if size + len(line) > limit:
             raise _too_large(limit, "one server-sent event")
     if line:
-        event.feed(line.decode("utf-8", "replace"))
-    done = event.feed("")
+        event.feed(bytes(line))
+    done = event.feed(b"")
     if done is not None:
         yield done
 
 
 class _EventBuilder:
-    __slots__ = ("data", "event_id", "retry", "seen")
+    # The data is kept as bytes, not a list of lines: a million tiny lines would cost several
+    # times their size in Python objects, past what the cap intends.
+    __slots__ = ("data", "event_id", "lines", "retry")
 
     def __init__(self) -> None:
-        self.data: list[str] = []
+        self.data = bytearray()
+        self.lines = 0
         self.event_id: str | None = None
         self.retry: int | None = None
-        self.seen = False
 
-    def feed(self, line: str) -> _Event | None:
+    def feed(self, line: bytes) -> _Event | None:
         """Take one line; the finished event when it was the blank line ending one."""
         if not line:
-            done = _Event("\n".join(self.data), self.event_id, self.retry) if self.seen else None
-            self.data, self.event_id, self.retry, self.seen = [], None, None, False
+            done = None
+            if self.lines or self.event_id is not None or self.retry is not None:
+                text = self.data.decode("utf-8", "replace")
+                done = _Event(text.removesuffix("\n"), self.event_id, self.retry)
+            self.data, self.lines, self.event_id, self.retry = bytearray(), 0, None, None
             return done
-        if line.startswith(":"):
+        if line.startswith(b":"):
             return None
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        self.seen = True
-        if name == "data":
-            self.data.append(value)
-        elif name == "id":
-            self.event_id = value
-        elif name == "retry" and value.isdigit():
+        name, _, value = line.partition(b":")
+        value = value.removeprefix(b" ")
+        if name == b"data":
+            self.data += value
+            self.data += b"\n"
+            self.lines += 1
+        elif name == b"id":
+            self.event_id = value.decode("utf-8", "replace")
+        elif name == b"retry" and value.isdigit():
             self.retry = int(value)
         return None
 
