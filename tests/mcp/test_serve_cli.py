@@ -165,3 +165,48 @@ def test_the_session_cap_and_upload_timeout_are_options() -> None:
             )
             # The body never comes: the server gives up on it after the upload timeout.
             assert sock.recv(100).startswith(b"HTTP/1.1 408")
+
+
+APPROVAL_TOOLS = """
+import os
+from pathlib import Path
+
+from toolwire import ToolAnnotations, tool
+
+
+@tool(requires_approval=True, annotations=ToolAnnotations(destructive_hint=True))
+def wipe(target: str) -> str:
+    \"\"\"Delete a target.\"\"\"
+    Path(os.environ["WIPE_MARKER"]).write_text(target)
+    return "wiped"
+"""
+
+
+def test_run_over_mcp_does_not_run_a_tool_that_needs_approval(tmp_path: Path) -> None:
+    # The reported case: a requires_approval tool served over MCP, driven by `toolwire run --mcp`.
+    (tmp_path / "approvaltools.py").write_text(APPROVAL_TOOLS)
+    marker = tmp_path / "wiped"
+    env = _env(
+        PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT / 'src'}",
+        WIPE_MARKER=str(marker),
+        TOOLWIRE_ALLOW_MODEL_REQUESTS="0",
+    )
+    port = free_port()
+    proc = subprocess.Popen(
+        [*TOOLWIRE, "serve", "--tools", "approvaltools:wipe", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url, proc.stderr.read() if proc.stderr else ""
+        done = run("run", "clean up", "--model", "test", "--mcp", url, env=env)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert "stop: approval_required" in done.stderr, done.stderr
+    assert not marker.exists()  # the tool never ran on the server
