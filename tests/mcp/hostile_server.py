@@ -34,6 +34,7 @@ TOOLS = [
     "busy_date",
     "bad_request",
     "echo_sse",
+    "keepalive_sse",
 ]
 
 CHUNK = 64 * 1024
@@ -143,6 +144,15 @@ class Hostile:
         elif name == "bad_request":
             error = {"code": -32602, "message": "Bad Request: arguments are wrong"}
             await _respond(send, 400, json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}))
+        elif name == "keepalive_sse":
+            # Not hostile: 2 MiB of keep-alive comments, each its own (empty) event, then the
+            # answer. Only one event counts against the cap, never the whole stream.
+            await _start(send, 200, "text/event-stream")
+            for _ in range(32):
+                comments = b": keep-alive\n\n" * 4096
+                await send({"type": "http.response.body", "body": comments, "more_body": True})
+            answer = _answer(rid, {"content": [{"type": "text", "text": "kept"}]})
+            await send({"type": "http.response.body", "body": f"data: {answer}\n\n".encode()})
         elif name == "echo_sse":
             # A well-formed SSE answer split at awkward places: CRLF torn across chunks.
             event = f"id: 1\r\ndata: {_answer(rid, {'content': [{'type': 'text', 'text': 'ok'}]})}\r\n\r\n"

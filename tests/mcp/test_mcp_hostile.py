@@ -146,3 +146,13 @@ async def test_a_400_that_is_not_about_the_session_is_not_repeated(
         assert "arguments are wrong" in result.text
         assert app.calls["bad_request"] == 1
         assert client.session_id == session
+
+
+async def test_a_long_stream_of_small_events_is_not_an_oversized_answer(
+    hostile: tuple[Hostile, str],
+) -> None:
+    _, url = hostile
+    async with McpClient(url, max_answer_bytes=CAP) as client:
+        result = await client.call_tool("keepalive_sse")
+    assert not result.is_error, result.text
+    assert result.text == "kept"

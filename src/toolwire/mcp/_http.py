@@ -121,10 +121,11 @@ async def _sse_events(response: httpx2.Response, limit: int) -> AsyncIterator[_E
             size += len(line) + 1
             if size > limit:
                 raise _too_large(limit, "one server-sent event")
+            if not line:
+                size = 0  # an event ends here, even one that held only comments
             done = event.feed(bytes(line))
             line = bytearray()
             if done is not None:
-                size = 0
                 yield done
         line += chunk[at:]
         after_cr = chunk.endswith(b"\r")

@@ -230,7 +230,8 @@ class McpClient:
             tools = await client.tools()
 
     Over HTTP the client recovers by itself: when the server no longer knows the session (HTTP
-    404, e.g. after a restart) it opens a new one and repeats the request once; when the
+    404, or a 400 that says so, e.g. after a restart) it opens a new one and repeats the request
+    once; a 429 or 503 with a short `Retry-After` is waited out and repeated; when the
     connection drops during a call, it repeats the call only for read-only or idempotent tools
     and otherwise answers with an error result saying the call may or may not have run.
 
