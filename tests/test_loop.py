@@ -195,7 +195,10 @@ async def test_duplicate_and_missing_call_ids_each_get_one_result() -> None:
     )
     model = ScriptedModel([message, "ok"])
     result = await run_loop(model, "go", tools=[add])
-    ids = [c.id for c in message.tool_calls]
+    # The model makes the ids unique in its own copy of the turn; the script's is untouched.
+    assert [c.id for c in message.tool_calls] == ["dup", "dup", ""]
+    turn = next(m for m in result.messages if isinstance(m, AssistantMessage) and m.tool_calls)
+    ids = [c.id for c in turn.tool_calls]
     assert len(set(ids)) == 3 and ids[0] == "dup" and all(ids)
     assert [r.text for r in results_of(result.messages)] == ["2", "4", "6"]
     assert [r.call_id for r in results_of(result.messages)] == ids

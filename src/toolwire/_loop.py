@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias
 
 import anyio
 
+from ._util import maybe_await
 from .errors import UsageLimitExceeded
 from .messages import (
     AssistantMessage,
@@ -26,7 +27,7 @@ from .messages import (
     ToolResultMessage,
     UserMessage,
 )
-from .middleware import Hooks, maybe_await, with_hooks
+from .middleware import Hooks, with_hooks
 from .models.base import (
     Completion,
     CompletionDone,

@@ -34,6 +34,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .models.base import Attempt
 
 __all__ = [
     "ArgumentProblem",
@@ -194,7 +198,14 @@ class UnsupportedError(ToolwireError):
 
 
 class ModelError(ToolwireError):
-    """Base class of failures talking to a model."""
+    """Base class of failures talking to a model.
+
+    Attributes:
+        attempts: Every model asked before the failure, in order, the failed one last, when a
+            wrapper model (fallback, retry) stepped in; empty otherwise.
+    """
+
+    attempts: tuple[Attempt, ...] = ()
 
 
 class ModelHTTPError(ModelError):

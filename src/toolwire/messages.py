@@ -3,8 +3,8 @@
 A history is a `list[Message]`. Items that came from a provider keep that provider's opaque state in
 `provider_state` (Gemini thought signatures, Anthropic thinking signatures and redacted thinking,
 OpenAI Responses item ids and encrypted reasoning, DeepSeek reasoning) and the assistant message
-names the provider it came from, so an adapter replays the state verbatim to the same provider and
-drops it for another. `dump_history` / `load_history` round-trip a history through JSON unchanged;
+names the provider and the wire API it came from, so an adapter replays the state verbatim to the
+same API of the same provider and drops it for any other. `dump_history` / `load_history` round-trip a history through JSON unchanged;
 for that, `provider_state` holds JSON values only (adapters keep binary state as base64 text).
 """
 
@@ -174,8 +174,10 @@ class AssistantMessage:
     """A model turn, its parts in the order the model produced them.
 
     Attributes:
-        provider: The provider the turn came from (e.g. `"anthropic"`); its adapter alone replays
-            the parts' `provider_state`.
+        provider: The provider the turn came from (e.g. `"openai"`): credentials and pricing.
+        api: The wire API that wrote it (e.g. `"chat-completions"`, `"responses"`,
+            `"messages"`). Only an adapter speaking the same API to the same provider replays
+            the parts' `provider_state`; any other keeps the text and tool calls alone.
         model: The model that wrote it, as the provider reported it.
         id: The provider's id for the response, when it has one.
         provider_state: Opaque state of the whole turn.
@@ -186,6 +188,7 @@ class AssistantMessage:
     model: str | None = None
     id: str | None = None
     provider_state: dict[str, Any] | None = None
+    api: str | None = None
     kind: Literal["assistant"] = "assistant"
 
     @property

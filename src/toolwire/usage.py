@@ -1,17 +1,56 @@
-"""What a run cost: token usage (see `models.base.Usage`), money (`Cost`) and run limits."""
+"""What a run cost: token usage (`Usage`), money (`Cost`) and run limits."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from .models.base import Usage
-
-__all__ = ["Cost", "RunLimits", "estimate_cost"]
+__all__ = ["Cost", "RunLimits", "Usage", "estimate_cost"]
 
 _OFFLINE_PROVIDERS = frozenset({"test"})
+
+
+@dataclass(slots=True)
+class Usage:
+    """Tokens and requests, summed with `+`.
+
+    Attributes:
+        input_tokens: Prompt tokens, cached ones included.
+        output_tokens: Completion tokens, reasoning included.
+        cache_read_tokens: Input tokens served from the provider's cache.
+        cache_write_tokens: Input tokens written to the provider's cache.
+        reasoning_tokens: Output tokens spent on reasoning.
+        requests: Model requests made.
+        server_tool_requests: Provider-side tool uses by type (e.g. `{"web_search": 2}`).
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    requests: int = 0
+    server_tool_requests: dict[str, int] = field(default_factory=dict[str, int])
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        servers = dict(self.server_tool_requests)
+        for key, value in other.server_tool_requests.items():
+            servers[key] = servers.get(key, 0) + value
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            requests=self.requests + other.requests,
+            server_tool_requests=servers,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Models: the `Model` protocol, the offline test models, and `model()` to resolve a name.
+"""Models: the `Model` protocol, the offline test models, the wrapper models (fallback, retry,
+cache), and `model()` to resolve a name.
 
 Provider adapters live in their own modules and are imported only when asked for, so
 `import toolwire` never imports a provider SDK.
@@ -10,11 +11,16 @@ import importlib
 from typing import Any
 
 from .base import (
+    Attempt,
+    CallIds,
     Completion,
     CompletionDone,
     FinishReason,
     Model,
+    ModelBase,
+    ModelRequest,
     ModelSettings,
+    OutputSpec,
     ReasoningDelta,
     StreamEvent,
     TextDelta,
@@ -27,16 +33,38 @@ from .base import (
     forbid_model_requests,
 )
 from .testing import FunctionModel, ScriptedModel, TestModel
+from .wrappers import (
+    TRANSIENT_ERRORS,
+    CachedModel,
+    CompletionStore,
+    FallbackModel,
+    MemoryStore,
+    RetryModel,
+    RetryPolicy,
+    WrapperModel,
+)
 
 __all__ = [
     "PROVIDERS",
+    "TRANSIENT_ERRORS",
+    "Attempt",
+    "CachedModel",
+    "CallIds",
     "Completion",
     "CompletionDone",
+    "CompletionStore",
+    "FallbackModel",
     "FinishReason",
     "FunctionModel",
+    "MemoryStore",
     "Model",
+    "ModelBase",
+    "ModelRequest",
     "ModelSettings",
+    "OutputSpec",
     "ReasoningDelta",
+    "RetryModel",
+    "RetryPolicy",
     "ScriptedModel",
     "StreamEvent",
     "TestModel",
@@ -45,6 +73,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolChoice",
     "Usage",
+    "WrapperModel",
     "allow_model_requests",
     "check_model_requests_allowed",
     "forbid_model_requests",

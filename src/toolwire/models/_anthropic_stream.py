@@ -22,6 +22,7 @@ from ..messages import (
     ToolCallBlock,
 )
 from .base import (
+    CallIds,
     Completion,
     FinishReason,
     ReasoningDelta,
@@ -33,7 +34,6 @@ from .base import (
 
 __all__ = [
     "PROVIDER",
-    "CallIds",
     "StreamAssembler",
     "arguments_text",
     "block_part",
@@ -108,34 +108,6 @@ def map_usage(usage: object) -> Usage:
         requests=1,
         server_tool_requests=servers,
     )
-
-
-class CallIds:
-    """Tool call ids unique within one assistant turn (continuations included).
-
-    A missing id gets a stable one made of the response id and the block's position; a repeated id
-    gets a suffix, so every result answers exactly one call.
-    """
-
-    __slots__ = ("seen",)
-
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-
-    def take(self, raw: object, message_id: object, position: int) -> str:
-        if isinstance(raw, str) and raw and raw not in self.seen:
-            self.seen.add(raw)
-            return raw
-        if isinstance(raw, str) and raw:
-            base = raw
-        else:
-            base = f"toolu_{message_id if isinstance(message_id, str) and message_id else 'tw'}_{position}"
-        candidate, n = base, 1
-        while candidate in self.seen:
-            n += 1
-            candidate = f"{base}_{n}"
-        self.seen.add(candidate)
-        return candidate
 
 
 def _text(value: object) -> str:

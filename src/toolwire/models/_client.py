@@ -8,8 +8,8 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 
 import anyio.lowlevel
 
+from .._util import retry_after_from_headers
 from ..errors import ModelHTTPError, RetryableModelError
-from ..middleware import retry_after_from_headers
 
 __all__ = ["LoopBoundClient", "OwnsClient", "http_error"]
 

@@ -21,7 +21,8 @@ Mapping:
   and are appended to them. Other keys of `settings.extra` (and the model's `provider_options`,
   e.g. `thinking`) go straight into the request body.
 
-History from another provider (the documented rule): reasoning blocks are omitted (Anthropic
+History from elsewhere (the documented rule; "elsewhere" is another provider, or another API
+of Anthropic's, as `ModelBase.owns` decides): reasoning blocks are omitted (Anthropic
 cannot verify another provider's reasoning, and it is not the conversation's content), server tool
 call and result blocks are omitted, citations are dropped while their text stays, and tool calls
 and results are kept without any provider state. Anthropic's own citations are not sent back
@@ -35,7 +36,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -65,18 +66,17 @@ from ..results import (
     ResourcePart,
     TextPart,
 )
-from ..tools import Tool, ToolLike
-from ._anthropic_stream import PROVIDER, CallIds, StreamAssembler, iter_sse, parse_message
+from ..tools import ToolDefinition
+from ._anthropic_stream import PROVIDER, StreamAssembler, iter_sse, parse_message
 from ._client import LoopBoundClient, OwnsClient, http_error
 from .base import (
+    CallIds,
     Completion,
     CompletionDone,
-    ModelSettings,
+    ModelBase,
+    ModelRequest,
     StreamEvent,
     ToolChoice,
-    check_model_requests_allowed,
-    request_messages,
-    resolve_tools,
 )
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ _THINKING_ON = ("enabled", "adaptive")
 _FORCED = ("any", "tool")
 
 
-class AnthropicModel(OwnsClient):
+class AnthropicModel(OwnsClient, ModelBase):
     """A Claude model over the Anthropic Messages API.
 
     Args:
@@ -109,6 +109,9 @@ class AnthropicModel(OwnsClient):
         **provider_options: Request body defaults, e.g. `thinking={"type": "enabled",
             "budget_tokens": 2048}`; `settings.extra` overrides them.
     """
+
+    api = "messages"
+    dialect = "anthropic"
 
     def __init__(
         self,
@@ -144,6 +147,7 @@ class AnthropicModel(OwnsClient):
         else:
             self._clients = LoopBoundClient(client, None)
         self._model_name = model_name
+        self.max_retries = max_retries if client is None else client.max_retries
         self.max_tokens = max_tokens
         self.max_continuations = max_continuations
         self.provider_options: dict[str, Any] = provider_options
@@ -169,15 +173,7 @@ class AnthropicModel(OwnsClient):
     def __repr__(self) -> str:
         return f"AnthropicModel({self._model_name!r})"
 
-    async def complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> Completion:
+    async def complete_request(self, request: ModelRequest) -> Completion:
         """Ask the model; a paused turn is continued until it ends (or the limit is reached).
 
         `Completion.raw` is the response body, or the list of bodies when a turn was continued.
@@ -189,42 +185,34 @@ class AnthropicModel(OwnsClient):
             ModelResponseError: a response toolwire cannot use.
             UnsupportedError: a request Anthropic cannot take (e.g. forced tool use with thinking).
         """
-        request = self._request(prompt, history, tools, tool_choice, settings)
-        ids = CallIds()
-        total = await self._send(request, ids)
+        wire = self._wire_request(request)
+        ids = CallIds("toolu")
+        total = await self._send(wire, ids)
         raws: list[Any] = [total.raw]
         for _ in range(self.max_continuations):
             if total.raw_finish_reason != "pause_turn":
                 break
-            part = await self._send(request.continued(total.message), ids)
+            part = await self._send(wire.continued(total.message), ids)
             raws.append(part.raw)
             total = _merge(total, part)
         total.raw = raws[0] if len(raws) == 1 else raws
         return total
 
-    async def stream_complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """Like `complete`, as events: text, reasoning and tool-call deltas, then `CompletionDone`.
+    async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Text, reasoning and tool-call deltas, then `CompletionDone`.
 
         Tool-call deltas carry the content block's index, shifted past the earlier blocks when a
         paused turn is continued, so parallel calls never mix.
         """
-        first = request = self._request(prompt, history, tools, tool_choice, settings)
-        ids = CallIds()
+        first = wire = self._wire_request(request)
+        ids = CallIds("toolu")
         total: Completion | None = None
         raws: list[Any] = []
         offset = 0
         for attempt in range(self.max_continuations + 1):
             assembler = StreamAssembler(ids, offset)
             # Closed as soon as the consumer stops, so the connection does not wait for the GC.
-            async with aclosing(self._stream(request, assembler)) as events:
+            async with aclosing(self._stream(wire, assembler)) as events:
                 async for event in events:
                     yield event
             part = assembler.completion()
@@ -235,23 +223,16 @@ class AnthropicModel(OwnsClient):
             offset += assembler.block_count
             # Everything produced so far goes back as one assistant turn after the original
             # messages (as `complete` does), never appended to the previous continuation.
-            request = first.continued(total.message)
+            wire = first.continued(total.message)
         assert total is not None
         total.raw = raws[0] if len(raws) == 1 else raws
         yield CompletionDone(total)
 
     # --- requests ---------------------------------------------------------------------------
 
-    def _request(
-        self,
-        prompt: str | None,
-        history: Sequence[Message],
-        tools: Sequence[ToolLike],
-        tool_choice: ToolChoice,
-        settings: ModelSettings | Mapping[str, Any] | None,
-    ) -> _Request:
-        options = ModelSettings.coerce(settings)
-        system, messages = _wire_messages(request_messages(prompt, history), self.provider)
+    def _wire_request(self, request: ModelRequest) -> _Request:
+        options = request.settings
+        system, messages = _wire_messages(request.messages, self.owns)
         body: dict[str, Any] = {"max_tokens": options.max_tokens or self.max_tokens}
         if system:
             body["system"] = system
@@ -265,15 +246,16 @@ class AnthropicModel(OwnsClient):
             raise UnsupportedError("Anthropic's Messages API takes no seed; leave `seed` unset")
         body.update(self.provider_options)
         extra = dict(options.extra)
-        definitions = [_tool_definition(t) for t in resolve_tools(tools)]
+        definitions = [_tool_definition(d) for d in request.definitions]
         raw_tools = extra.pop("tools", None)
         if raw_tools:
             definitions.extend(cast(Sequence[dict[str, Any]], raw_tools))
+        definitions.extend(request.native_tools)
         body.update(extra)
         if definitions:
             body["tools"] = definitions
             if "tool_choice" not in extra:
-                choice = _tool_choice(tool_choice, options.parallel_tool_calls)
+                choice = _tool_choice(request.tool_choice, options.parallel_tool_calls)
                 if choice is not None:
                     body["tool_choice"] = choice
         _check_thinking(body)
@@ -285,7 +267,6 @@ class AnthropicModel(OwnsClient):
     async def _send(self, request: _Request, ids: CallIds) -> Completion:
         from anthropic import APIConnectionError, APIStatusError, APITimeoutError
 
-        check_model_requests_allowed(self.provider)
         try:
             response = await self._client().messages.with_raw_response.create(
                 model=request.model,
@@ -320,7 +301,6 @@ class AnthropicModel(OwnsClient):
         import httpx2
         from anthropic import APIConnectionError, APIStatusError, APITimeoutError
 
-        check_model_requests_allowed(self.provider)
         try:
             async with self._client().messages.with_streaming_response.create(
                 model=request.model,
@@ -420,9 +400,8 @@ def _status_error(exc: APIStatusError) -> ModelError:
 # --- the conversation on the wire -----------------------------------------------------------------
 
 
-def _tool_definition(tool: Tool) -> dict[str, Any]:
+def _tool_definition(definition: ToolDefinition) -> dict[str, Any]:
     """A tool as Anthropic's `tools` entry."""
-    definition = tool.definition("anthropic")
     return {
         "name": definition.name,
         "description": definition.description,
@@ -448,8 +427,13 @@ def _tool_choice(choice: ToolChoice, parallel: bool | None) -> dict[str, Any] | 
     return None if wire == {"type": "auto"} else wire
 
 
-def _wire_messages(messages: Sequence[Message], provider: str) -> tuple[str, list[dict[str, Any]]]:
-    """The system prompt and the `messages` list; consecutive same-role turns are merged."""
+def _wire_messages(
+    messages: Sequence[Message], owns: Callable[[AssistantMessage], bool]
+) -> tuple[str, list[dict[str, Any]]]:
+    """The system prompt and the `messages` list; consecutive same-role turns are merged.
+
+    `owns` tells the turns whose provider state may go back (`ModelBase.owns`).
+    """
     system: list[str] = []
     wire: list[dict[str, Any]] = []
 
@@ -467,7 +451,7 @@ def _wire_messages(messages: Sequence[Message], provider: str) -> tuple[str, lis
         elif isinstance(message, UserMessage):
             push("user", _non_empty([_user_part(p) for p in message.content]))
         elif isinstance(message, AssistantMessage):
-            push("assistant", _assistant_content(message, message.provider == provider))
+            push("assistant", _assistant_content(message, owns(message)))
         else:
             push("user", [_tool_result(message)])
     # Anthropic refuses a blank system prompt; a system message in the middle of the history joins

@@ -1,17 +1,33 @@
-"""The model API: the `Model` protocol, `Completion`, `ToolCall`, `Usage` and stream events."""
+"""The model API: the `Model` protocol, the request value, the base every model builds on,
+`Completion`, `ToolCall` and stream events.
+
+The seam (see docs/models.md, "writing an adapter"): `ModelBase.complete` and `stream_complete`
+turn their arguments into one `ModelRequest` (settings coerced, tools resolved, prompt appended),
+`send` checks the request guard, compiles the tool definitions for the model's dialect and hands the
+request to the adapter's `complete_request` / `stream_request`, which only map it onto the wire and
+parse the answer. `finish` then stamps the turn with the provider and the wire API and checks the
+call-id contract. Wrapper models (`wrappers.py`) call `send` on the models they wrap.
+"""
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Generator, Mapping, Sequence
+import uuid
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
 
 from .._arguments import load_json_object
-from ..errors import ArgumentProblem, ModelRequestsForbidden, ToolArgumentsError
+from ..errors import (
+    ArgumentProblem,
+    ModelRequestsForbidden,
+    ModelResponseError,
+    ToolArgumentsError,
+)
 from ..messages import (
     AssistantMessage,
     Citation,
@@ -24,14 +40,20 @@ from ..messages import (
     UserMessage,
 )
 from ..results import error_result, to_result
-from ..tools import Tool, ToolLike
+from ..tools import DefinitionDialect, Tool, ToolDefinition, ToolLike
+from ..usage import Usage
 
 __all__ = [
+    "Attempt",
+    "CallIds",
     "Completion",
     "CompletionDone",
     "FinishReason",
     "Model",
+    "ModelBase",
+    "ModelRequest",
     "ModelSettings",
+    "OutputSpec",
     "ReasoningDelta",
     "StreamEvent",
     "TextDelta",
@@ -43,6 +65,7 @@ __all__ = [
     "check_model_requests_allowed",
     "forbid_model_requests",
     "request_messages",
+    "resolve_tools",
 ]
 
 FinishReason: TypeAlias = Literal[
@@ -52,47 +75,6 @@ FinishReason: TypeAlias = Literal[
 
 ToolChoice: TypeAlias = "Literal['auto', 'none', 'required'] | str | Mapping[str, Any]"
 """`"auto"`, `"none"`, `"required"`, a tool's name, or any other value passed raw to the provider."""
-
-
-@dataclass(slots=True)
-class Usage:
-    """Tokens and requests, summed with `+`.
-
-    Attributes:
-        input_tokens: Prompt tokens, cached ones included.
-        output_tokens: Completion tokens, reasoning included.
-        cache_read_tokens: Input tokens served from the provider's cache.
-        cache_write_tokens: Input tokens written to the provider's cache.
-        reasoning_tokens: Output tokens spent on reasoning.
-        requests: Model requests made.
-        server_tool_requests: Provider-side tool uses by type (e.g. `{"web_search": 2}`).
-    """
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    requests: int = 0
-    server_tool_requests: dict[str, int] = field(default_factory=dict[str, int])
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        servers = dict(self.server_tool_requests)
-        for key, value in other.server_tool_requests.items():
-            servers[key] = servers.get(key, 0) + value
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-            requests=self.requests + other.requests,
-            server_tool_requests=servers,
-        )
 
 
 @dataclass(slots=True)
@@ -144,6 +126,27 @@ class ToolCall:
 
 
 @dataclass(slots=True)
+class Attempt:
+    """One model asked for a completion, and what came of it.
+
+    Attributes:
+        provider: The provider asked (e.g. `"openai"`).
+        model: The model asked, as named when it was built.
+        error: Why the attempt failed; `None` for the attempt that answered.
+        cached: The answer came from a completion cache, not from the provider.
+    """
+
+    provider: str
+    model: str
+    error: BaseException | None = None
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(slots=True)
 class Completion:
     """One answer of a model.
 
@@ -154,6 +157,8 @@ class Completion:
         raw_finish_reason: The provider's own word for it.
         model: The model that answered, as the provider reported it.
         raw: The provider's response object(s), for what toolwire does not map.
+        attempts: Every model asked for this answer, in order; the last one answered (more than
+            one when a `FallbackModel` or a retry policy stepped in).
     """
 
     message: AssistantMessage
@@ -162,6 +167,7 @@ class Completion:
     raw_finish_reason: str | None = None
     model: str | None = None
     raw: Any = None
+    attempts: list[Attempt] = field(default_factory=list["Attempt"])
 
     @property
     def text(self) -> str:
@@ -295,6 +301,289 @@ class Model(Protocol):
     ) -> AsyncIterator[StreamEvent]:
         """Like `complete`, as events; the last one is `CompletionDone`."""
         ...
+
+
+# --- the request value ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """A structured answer asked of the model: a JSON Schema the final answer must satisfy.
+
+    Attributes:
+        name: A name for the schema (providers that take one show it to the model).
+        schema: The JSON Schema of the answer.
+        description: What the answer is, for the model.
+        strict: Ask for the provider's strict mode; `None` lets the adapter decide.
+    """
+
+    name: str
+    schema: Mapping[str, Any]
+    description: str | None = None
+    strict: bool | None = None
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """Everything one model call sends, built once by `ModelBase` and read by the adapter.
+
+    Attributes:
+        messages: The conversation, the prompt (if any) appended as the last user turn.
+        tools: The caller's tools, resolved.
+        tool_choice: `"auto"`, `"none"`, `"required"`, a tool's name or a raw provider value.
+        settings: The request settings.
+        definitions: `tools` compiled for the target model's dialect, in the same order (filled
+            by `ModelBase.send`; empty until then).
+        native_tools: Provider-side tool specifications to send beside the function tools.
+        output: The structured answer asked for, if any.
+    """
+
+    messages: list[Message]
+    tools: list[Tool] = field(default_factory=list[Tool])
+    tool_choice: ToolChoice = "auto"
+    settings: ModelSettings = field(default_factory=ModelSettings)
+    definitions: list[ToolDefinition] = field(default_factory=list[ToolDefinition])
+    native_tools: list[Any] = field(default_factory=list[Any])
+    output: OutputSpec | None = None
+
+    @classmethod
+    def build(
+        cls,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> ModelRequest:
+        """The request `complete(prompt, history=..., ...)` describes."""
+        return cls(
+            messages=request_messages(prompt, history),
+            tools=resolve_tools(tools),
+            tool_choice=tool_choice,
+            settings=ModelSettings.coerce(settings),
+        )
+
+    def compiled(self, dialect: DefinitionDialect) -> ModelRequest:
+        """This request with its tools compiled for `dialect` (definitions are cached per tool)."""
+        definitions = [t.definition(dialect) for t in self.tools]
+        return dataclasses.replace(self, definitions=definitions)
+
+
+class CallIds:
+    """The one rule for tool call ids: unique within an assistant turn, continuations included.
+
+    Adapters take every call's id through `take` while parsing (streamed or not), so the ids the
+    stream announced are the ids the turn keeps. A missing id gets one made of the prefix, the
+    response id (or a random salt, so turns never share made-up ids) and the call's position; a
+    repeated id gets a numeric suffix. `ModelBase.finish` checks the result.
+    """
+
+    __slots__ = ("_salt", "prefix", "seen")
+
+    def __init__(self, prefix: str = "call") -> None:
+        self.prefix = prefix
+        self.seen: set[str] = set()
+        self._salt: str | None = None
+
+    def take(self, raw: object, response_id: object, position: int) -> str:
+        """The id to keep for the call at `position` that the provider called `raw`."""
+        if isinstance(raw, str) and raw and raw not in self.seen:
+            self.seen.add(raw)
+            return raw
+        if isinstance(raw, str) and raw:
+            base = raw
+        else:
+            if isinstance(response_id, str) and response_id:
+                salt = response_id
+            else:
+                self._salt = salt = self._salt or uuid.uuid4().hex[:12]
+            base = f"{self.prefix}_{salt}_{position}"
+        candidate, n = base, 1
+        while candidate in self.seen:
+            n += 1
+            candidate = f"{base}_{n}"
+        self.seen.add(candidate)
+        return candidate
+
+
+def check_call_ids(message: AssistantMessage, who: str) -> None:
+    """Enforce the call-id contract on a turn a model produced.
+
+    Raises:
+        ModelResponseError: a call without an id, or two calls sharing one.
+    """
+    seen: set[str] = set()
+    for call in message.tool_calls:
+        if not call.id or call.id in seen:
+            raise ModelResponseError(
+                f"{who} broke the call-id contract: "
+                + (
+                    f"call id {call.id!r} appears twice in one turn"
+                    if call.id
+                    else "a call has no id"
+                )
+                + " (adapters must take ids through CallIds)"
+            )
+        seen.add(call.id)
+
+
+# --- the base -------------------------------------------------------------------------------
+
+
+class ModelBase(abc.ABC):
+    """The base of every toolwire model: adapters, the offline test models and wrappers.
+
+    It builds the `ModelRequest` once (settings coerced, tools resolved), checks the request
+    guard, compiles the tool definitions for `dialect`, and finishes each completion (provider
+    and API stamped on the turn, call ids checked). An adapter implements `complete_request` and,
+    when it can stream, `stream_request`; both receive the prepared request.
+
+    Class attributes:
+        api: The wire API spoken (`"chat-completions"`, `"messages"`, ...). With the provider it
+            decides whose opaque state an adapter replays: only state written by the same API of
+            the same provider.
+        dialect: The schema dialect tool definitions are compiled for.
+        guarded: Real requests are checked against `forbid_model_requests`; the offline test
+            models are not.
+    """
+
+    api: ClassVar[str] = "custom"
+    dialect: ClassVar[DefinitionDialect] = "openai"
+    guarded: ClassVar[bool] = True
+
+    @property
+    @abc.abstractmethod
+    def provider(self) -> str:
+        """The provider's name: credentials, base URL and pricing (e.g. `"openai"`)."""
+
+    @property
+    @abc.abstractmethod
+    def model_name(self) -> str:
+        """The model asked for, e.g. `"gpt-4o"`."""
+
+    # -- the Model protocol
+
+    async def complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> Completion:
+        """Ask the model once; `prompt=None` continues from the history alone."""
+        request = ModelRequest.build(
+            prompt, history=history, tools=tools, tool_choice=tool_choice, settings=settings
+        )
+        return await self.send(request)
+
+    def stream_complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """Like `complete`, as events; the last one is `CompletionDone`."""
+        request = ModelRequest.build(
+            prompt, history=history, tools=tools, tool_choice=tool_choice, settings=settings
+        )
+        return self.send_stream(request)
+
+    # -- requests as values
+
+    async def send(self, request: ModelRequest) -> Completion:
+        """Send a request value (prepared here for this model) and finish the answer."""
+        return self.finish(await self.complete_request(self.prepare(request)))
+
+    async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """`send` as events; the last one is `CompletionDone` with the finished completion."""
+        events = self.stream_request(self.prepare(request))
+        try:
+            async for event in events:
+                if isinstance(event, CompletionDone):
+                    event = CompletionDone(self.finish(event.completion))
+                yield event
+        finally:
+            # Closed here, as soon as the consumer stops, so the connection does not wait for
+            # the garbage collector.
+            await aclose_events(events)
+
+    def prepare(self, request: ModelRequest) -> ModelRequest:
+        """Check the request guard and compile the tools for this model's dialect."""
+        if self.guarded:
+            check_model_requests_allowed(self.provider)
+        if not request.tools:
+            return request
+        return request.compiled(self.dialect)
+
+    def finish(self, completion: Completion) -> Completion:
+        """Stamp the turn with this model's provider and API, and check its call ids."""
+        message = completion.message
+        if message.provider is None:
+            message.provider = self.provider
+        if message.api is None:
+            message.api = self.api
+        check_call_ids(message, f"{self.provider} ({type(self).__name__})")
+        if not completion.attempts:
+            completion.attempts = [Attempt(self.provider, self.model_name)]
+        return completion
+
+    def owns(self, message: AssistantMessage) -> bool:
+        """Whether a turn was written by this provider's API, so its opaque state may go back.
+
+        A turn without an API (histories saved before turns recorded one) is matched on the
+        provider alone.
+        """
+        return message.provider == self.provider and message.api in (None, self.api)
+
+    # -- what an adapter implements
+
+    @abc.abstractmethod
+    async def complete_request(self, request: ModelRequest) -> Completion:
+        """Map the prepared request onto the wire, send it, and parse the answer."""
+
+    async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream the answer; by default the whole answer of `complete_request`, as events."""
+        completion = await self.complete_request(request)
+        for event in completion_events(completion):
+            yield event
+
+
+async def aclose_events(events: AsyncIterator[Any]) -> None:
+    """Close an event iterator that can be closed (async generators can)."""
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+def completion_events(completion: Completion) -> Iterator[StreamEvent]:
+    """A whole completion as the events a stream of it would carry, `CompletionDone` last."""
+    index = 0
+    for part in completion.message.parts:
+        if isinstance(part, TextBlock):
+            for piece in _word_chunks(part.text):
+                yield TextDelta(piece)
+        elif isinstance(part, ReasoningBlock) and part.text:
+            yield ReasoningDelta(part.text)
+        elif isinstance(part, ToolCallBlock):
+            yield ToolCallDelta(index=index, id=part.id, name=part.name)
+            arguments = part.arguments
+            for start in range(0, len(arguments), 8):
+                yield ToolCallDelta(index=index, arguments=arguments[start : start + 8])
+            index += 1
+    yield CompletionDone(completion)
+
+
+def _word_chunks(text: str) -> list[str]:
+    pieces: list[str] = []
+    for word in text.split(" "):
+        pieces.append(word if not pieces else " " + word)
+    return [p for p in pieces if p]
 
 
 def request_messages(prompt: str | None, history: Sequence[Message]) -> list[Message]:

@@ -4,8 +4,9 @@ One wire format serves OpenAI and the servers that copy it (Groq, DeepSeek, Open
 vLLM, llama.cpp, LM Studio). `ChatProfile` holds what differs between them; `providers` holds their
 base URLs and API keys. Built on the official `openai` SDK, imported only when a model is created.
 
-History from another provider (the drop rule): an assistant turn whose `provider` is not this
-model's keeps its text and its tool calls (their `provider_state` is not sent); its reasoning blocks
+History from elsewhere (the drop rule): an assistant turn not written by this provider's Chat
+Completions API (`ModelBase.owns`: another provider, or another API of the same one) keeps its text
+and its tool calls (their `provider_state` is not sent); its reasoning blocks
 are omitted, because another provider cannot verify them and they are not the conversation's
 content; its server tool calls and results are omitted; citations are dropped and their text stays.
 Tool results are always sent. A turn from the same provider also sends its reasoning back the way
@@ -23,7 +24,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -48,7 +48,7 @@ from ..messages import (
     UserMessage,
 )
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
-from ..tools import Tool, ToolLike
+from ..tools import ToolDefinition
 from ._client import LoopBoundClient, OwnsClient, http_error
 from ._openai_chat_parse import (
     REASONING_FIELDS,
@@ -61,15 +61,14 @@ from ._openai_chat_parse import (
     usage_of,
 )
 from .base import (
+    CallIds,
     Completion,
     CompletionDone,
     FinishReason,
-    ModelSettings,
+    ModelBase,
+    ModelRequest,
     StreamEvent,
     ToolChoice,
-    check_model_requests_allowed,
-    request_messages,
-    resolve_tools,
 )
 
 if TYPE_CHECKING:
@@ -127,7 +126,7 @@ class ChatProfile:
     media: bool = True
 
 
-class OpenAIChatModel(OwnsClient):
+class OpenAIChatModel(OwnsClient, ModelBase):
     """A model behind a Chat Completions endpoint (OpenAI's or a compatible server's).
 
     Args:
@@ -147,6 +146,9 @@ class OpenAIChatModel(OwnsClient):
         ValueError: no API key.
     """
 
+    api = "chat-completions"
+    dialect = "openai"
+
     def __init__(
         self,
         model_name: str,
@@ -162,6 +164,7 @@ class OpenAIChatModel(OwnsClient):
     ) -> None:
         self._model_name = model_name
         self._provider = provider
+        self.max_retries = max_retries if client is None else client.max_retries
         self.profile = profile or ChatProfile()
         if client is None:
             from openai import AsyncOpenAI
@@ -209,16 +212,8 @@ class OpenAIChatModel(OwnsClient):
 
     # -- the Model protocol ------------------------------------------------------------------
 
-    async def complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> Completion:
-        """Ask the model once; `prompt=None` continues from the history alone.
+    async def complete_request(self, request: ModelRequest) -> Completion:
+        """Ask the model once.
 
         Raises:
             ModelHTTPError: an HTTP error (`RetryableModelError` for 429 and 5xx).
@@ -226,34 +221,20 @@ class OpenAIChatModel(OwnsClient):
             ModelResponseError: an answer that cannot be used (no choices, a broken payload).
             UnsupportedError: a user part the API cannot take.
         """
-        check_model_requests_allowed(self._provider)
-        kwargs = self.request_body(
-            request_messages(prompt, history), tools, tool_choice, settings, stream=False
-        )
+        kwargs = self.request_body(request, stream=False)
         try:
             response = await self._create(kwargs)
         except Exception as exc:
             raise self._error(exc, streaming=False) from exc
         return self._parse_response(response)
 
-    async def stream_complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """Like `complete`, as text, reasoning and tool-call deltas; the last event is the whole.
+    async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Text, reasoning and tool-call deltas; the last event is the whole.
 
         A stream that ends before the model finished, or carries an error event, raises
         `ModelResponseError` (`ModelStreamError` for the provider's own error events).
         """
-        check_model_requests_allowed(self._provider)
-        kwargs = self.request_body(
-            request_messages(prompt, history), tools, tool_choice, settings, stream=True
-        )
+        kwargs = self.request_body(request, stream=True)
         try:
             stream: AsyncStream[Any] = await self._create(kwargs)
         except Exception as exc:
@@ -280,32 +261,27 @@ class OpenAIChatModel(OwnsClient):
 
     # -- the request ---------------------------------------------------------------------------
 
-    def request_body(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolLike],
-        tool_choice: ToolChoice,
-        settings: ModelSettings | Mapping[str, Any] | None,
-        *,
-        stream: bool,
-    ) -> dict[str, Any]:
-        """The keyword arguments for `client.chat.completions.create` (exposed for tests)."""
-        options = ModelSettings.coerce(settings)
-        resolved = resolve_tools(tools)
-        wire_tools = [_tool_definition(t) for t in resolved]
+    def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
+        """The keyword arguments for `client.chat.completions.create` (exposed for inspection)."""
+        if request.tools and not request.definitions:
+            request = request.compiled(self.dialect)
+        options = request.settings
+        tool_choice = request.tool_choice
+        wire_tools = [_tool_definition(d) for d in request.definitions]
         extra = dict(options.extra)
         raw_tools = extra.pop("tools", None)
         if raw_tools:
             # Raw tool specs (e.g. OpenRouter's `openrouter:web_search`) join the function tools.
             wire_tools.extend(raw_tools)
+        wire_tools.extend(request.native_tools)
         kwargs: dict[str, Any] = {
             "model": self._model_name,
-            "messages": self.wire_messages(messages),
+            "messages": self.wire_messages(request.messages),
             "stream": stream,
         }
         if wire_tools:
             kwargs["tools"] = wire_tools
-            if resolved or tool_choice != "auto":
+            if request.tools or tool_choice != "auto":
                 kwargs["tool_choice"] = _tool_choice(tool_choice, wire_tools)
             if options.parallel_tool_calls is not None:
                 kwargs["parallel_tool_calls"] = options.parallel_tool_calls
@@ -413,7 +389,7 @@ class OpenAIChatModel(OwnsClient):
         return parts
 
     def _assistant(self, message: AssistantMessage) -> dict[str, Any]:
-        own = message.provider == self._provider
+        own = self.owns(message)
         texts: list[str] = []
         reasoning: list[str] = []
         field: str | None = None
@@ -485,18 +461,14 @@ class OpenAIChatModel(OwnsClient):
             parts.append(TextBlock(answer.text, citations=citations(answer.annotations)))
         elif answer.refusal:
             parts.append(TextBlock(answer.refusal, provider_state={"refusal": True}))
-        seen: set[str] = set()
-        salt = str(answer.id) if answer.id else uuid.uuid4().hex[:12]
+        ids = CallIds("call")
         for position, (call_id, name, arguments) in enumerate(answer.calls):
             if not isinstance(name, str) or not name:
                 raise ModelResponseError(
                     f"{self._provider} returned tool call {position} without a name"
                 )
-            if not isinstance(call_id, str) or not call_id or call_id in seen:
-                # Missing or repeated ids would pair results with the wrong calls.
-                base = call_id if isinstance(call_id, str) and call_id else f"call_{salt}"
-                call_id = f"{base}_{position}"
-            seen.add(call_id)
+            # Missing or repeated ids would pair results with the wrong calls.
+            call_id = ids.take(call_id, answer.id, position)
             parts.append(ToolCallBlock(id=call_id, name=name, arguments=arguments_text(arguments)))
         details = answer.details
         message = AssistantMessage(
@@ -583,8 +555,7 @@ def _tool_text(message: ToolResultMessage) -> str:
     return text
 
 
-def _tool_definition(tool: Tool) -> dict[str, Any]:
-    definition = tool.definition("openai")
+def _tool_definition(definition: ToolDefinition) -> dict[str, Any]:
     function: dict[str, Any] = {
         "name": definition.name,
         "description": definition.description,

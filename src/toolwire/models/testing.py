@@ -1,11 +1,13 @@
 """Offline models for tests: `ScriptedModel`, `FunctionModel` and `TestModel`.
 
-They implement the same `Model` protocol as the provider adapters, make no network request, and
-record every request they receive (`model.requests`) so tests can assert on what the loop sent.
+They build on the same `ModelBase` as the provider adapters, make no network request, and record
+every request value they receive (`model.requests`, each a `ModelRequest`) so tests can assert on
+what the loop sent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import itertools
@@ -13,7 +15,7 @@ import json
 import math
 import re
 import typing
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -22,27 +24,19 @@ from ..messages import (
     AssistantMessage,
     AssistantPart,
     Message,
-    ReasoningBlock,
     TextBlock,
     ToolCallBlock,
     ToolResultMessage,
     UserMessage,
 )
-from ..tools import Tool, ToolLike
 from .base import (
+    CallIds,
     Completion,
-    CompletionDone,
     FinishReason,
-    ModelSettings,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
+    ModelBase,
+    ModelRequest,
     ToolCall,
-    ToolCallDelta,
-    ToolChoice,
     Usage,
-    request_messages,
-    resolve_tools,
 )
 
 __all__ = [
@@ -64,16 +58,6 @@ Reply: TypeAlias = (
 )
 """What a scripted or function model answers: text, tool calls (as `ToolCall`s or `(name, args)`
 pairs, `args` a dict or JSON text), a whole `AssistantMessage`, or a `Completion`."""
-
-
-@dataclass(slots=True)
-class ModelRequest:
-    """One request a test model received."""
-
-    messages: list[Message]
-    tools: list[Tool]
-    tool_choice: Any
-    settings: ModelSettings
 
 
 def _message_tokens(message: Message) -> int:
@@ -102,42 +86,40 @@ class _TokenCounter:
         return max(total, 1)
 
 
-class _OfflineModel:
-    """Shared plumbing: request recording, reply normalisation, streaming by chunks."""
+class _OfflineModel(ModelBase):
+    """Shared plumbing: request recording and reply normalisation; streaming comes from the base
+    (text in word-sized pieces, arguments in 8-character pieces, then the whole)."""
 
-    provider = "test"
+    api = "test"
+    guarded = False  # makes no request, so the request guard never stops it
 
     def __init__(self, model_name: str) -> None:
-        self.model_name = model_name
+        self._model_name = model_name
         self.requests: list[ModelRequest] = []
         self._ids = itertools.count(1)
         self._tokens = _TokenCounter()
 
+    @property
+    def provider(self) -> str:
+        return "test"
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
     async def _reply(self, request: ModelRequest) -> Reply:
         raise NotImplementedError
 
-    def _record(
-        self,
-        prompt: str | None,
-        history: Sequence[Message],
-        tools: Sequence[ToolLike],
-        tool_choice: ToolChoice,
-        settings: ModelSettings | Mapping[str, Any] | None,
-    ) -> ModelRequest:
-        request = ModelRequest(
-            messages=request_messages(prompt, history),
-            tools=resolve_tools(tools),
-            tool_choice=tool_choice,
-            settings=ModelSettings.coerce(settings),
-        )
+    async def complete_request(self, request: ModelRequest) -> Completion:
+        """Answer from the script or function, recording the request."""
         self.requests.append(request)
-        return request
+        return self._completion(await self._reply(request), request)
 
     def _completion(self, reply: Reply, request: ModelRequest) -> Completion:
         if isinstance(reply, Completion):
             return reply
         if isinstance(reply, AssistantMessage):
-            message = reply
+            message = _with_unique_ids(reply)
         else:
             message = AssistantMessage(parts=self._parts(reply), provider=self.provider)
         message.model = message.model or self.model_name
@@ -153,70 +135,37 @@ class _OfflineModel:
     def _parts(self, reply: Reply) -> list[AssistantPart]:
         if isinstance(reply, str):
             return [TextBlock(reply)]
+        ids = CallIds()
         if isinstance(reply, ToolCall) or (
             isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], str)
         ):
-            return [self._call_block(typing.cast(ToolCall | tuple[str, Any], reply))]
+            return [self._call_block(typing.cast(ToolCall | tuple[str, Any], reply), ids, 0)]
         if isinstance(reply, Sequence):
             items = typing.cast(Sequence[ToolCall | tuple[str, Any]], reply)
-            return [self._call_block(item) for item in items]
+            return [self._call_block(item, ids, i) for i, item in enumerate(items)]
         raise TypeError(f"a test model cannot answer with {type(reply).__name__}")
 
-    def _call_block(self, item: ToolCall | tuple[str, Any]) -> ToolCallBlock:
+    def _call_block(self, item: ToolCall | tuple[str, Any], ids: CallIds, i: int) -> ToolCallBlock:
         if isinstance(item, ToolCall):
-            return ToolCallBlock(id=item.id, name=item.name, arguments=item.arguments)
+            # Scripted ids are kept; an empty or repeated one is made unique, as adapters do.
+            call_id = ids.take(item.id, self.model_name, i)
+            return ToolCallBlock(id=call_id, name=item.name, arguments=item.arguments)
         name, args = item
         arguments = args if isinstance(args, str) else json.dumps(args)
-        return ToolCallBlock(id=f"call_{next(self._ids)}", name=name, arguments=arguments)
-
-    async def complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> Completion:
-        """Answer from the script or function, recording the request."""
-        request = self._record(prompt, history, tools, tool_choice, settings)
-        return self._completion(await self._reply(request), request)
-
-    async def stream_complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """The same answer as `complete`, as deltas (text in word-sized pieces), then the whole."""
-        completion = await self.complete(
-            prompt, history=history, tools=tools, tool_choice=tool_choice, settings=settings
-        )
-        index = 0
-        for part in completion.message.parts:
-            if isinstance(part, TextBlock):
-                for piece in _chunks(part.text):
-                    yield TextDelta(piece)
-            elif isinstance(part, ReasoningBlock) and part.text:
-                yield ReasoningDelta(part.text)
-            elif isinstance(part, ToolCallBlock):
-                yield ToolCallDelta(index=index, id=part.id, name=part.name)
-                for piece in _chunks(part.arguments, 8):
-                    yield ToolCallDelta(index=index, arguments=piece)
-                index += 1
-        yield CompletionDone(completion)
+        call_id = ids.take(f"call_{next(self._ids)}", None, i)
+        return ToolCallBlock(id=call_id, name=name, arguments=arguments)
 
 
-def _chunks(text: str, size: int = 0) -> list[str]:
-    if size:
-        return [text[i : i + size] for i in range(0, len(text), size)]
-    pieces: list[str] = []
-    for word in text.split(" "):
-        pieces.append(word if not pieces else " " + word)
-    return [p for p in pieces if p]
+def _with_unique_ids(message: AssistantMessage) -> AssistantMessage:
+    """A copy of a scripted turn (the script's own object is never changed), its call ids made
+    unique the way adapters make them."""
+    ids = CallIds()
+    parts: list[AssistantPart] = []
+    for position, part in enumerate(message.parts):
+        if isinstance(part, ToolCallBlock):
+            part = dataclasses.replace(part, id=ids.take(part.id, message.id, position))
+        parts.append(part)
+    return dataclasses.replace(message, parts=parts)
 
 
 class ScriptedModel(_OfflineModel):

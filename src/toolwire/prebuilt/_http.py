@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
+from .._util import retry_after_seconds
 from ..errors import RetryableError, ToolError
-from ..middleware import retry_after_seconds
 from ._egress import EgressPolicy, EgressResponse, guarded_request
 
 __all__ = [
