@@ -16,11 +16,9 @@ each request says who we are) when `server/discover` offers it, else the initial
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import itertools
 import json
 import re
-import time
 import typing
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ import anyio
 import httpx2
 from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_header_map
 
+from .._util import retry_after_seconds
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "HttpSession", "SessionGone"]
@@ -505,7 +504,7 @@ class HttpSession:
                 raise SessionGone
             error = _error_from_body(status, body)
             if status in (429, 503):
-                delay = _retry_after(response.headers.get("retry-after"))
+                delay = retry_after_seconds(response.headers.get("retry-after"))
                 if delay is not None:
                     raise _RetryLater(status, delay, error)
             raise error
@@ -642,20 +641,6 @@ def _session_lost(status: int, body: bytes) -> bool:
     if status != 400:
         return False
     return b"session" in body.lower()
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a `Retry-After` value (delay-seconds or an HTTP date)."""
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _result_of(message: Any, request_id: int) -> Any:
