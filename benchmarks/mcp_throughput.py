@@ -12,7 +12,12 @@ Every server runs in its own process under uvicorn, so a client and a server nev
 event loop; the best of several rounds is kept. Goals: a client at least 0.95x the SDK's, a
 server at least 1.0x `MCPServer`.
 
-Run: `.venv/bin/python benchmarks/mcp_throughput.py [CALLS]` (needs the `mcp` extra).
+Then a load test: 1, 10, 100 and 500 concurrent clients (each its own `McpClient`, so its own
+connections and session) share the calls against each server; it reports calls/s, the ratio of
+toolwire's server to the SDK's, and every failed call (the goal: none).
+
+Run: `.venv/bin/python benchmarks/mcp_throughput.py [CALLS]`, or `--load [CALLS]` for the load test
+alone (needs the `mcp` extra).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,7 @@ import anyio
 
 ROUNDS = 5
 CONCURRENCY = 16
+LOAD_CLIENTS = (1, 10, 100, 500)
 
 
 # --- servers (run as `python benchmarks/mcp_throughput.py --serve KIND PORT`) ---------------------------
@@ -256,8 +262,86 @@ async def main(calls: int) -> None:
             print(f"  {client:<19} vs {sdk:<16} " + "; ".join(parts))
 
 
+# --- load: many clients at once -------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    rate: float
+    errors: int
+    first_error: str | None
+
+
+async def load_round(url: str, clients: int, calls: int) -> Load:
+    """`clients` McpClients, connected first, then sharing `calls` calls as fast as they can."""
+    from toolwire.mcp import McpClient
+
+    failures: list[str] = []
+    shared = iter(range(calls))
+    async with AsyncExitStack() as stack:
+        opened: list[McpClient] = []
+        for _ in range(clients):
+            client = McpClient(url, timeout=120)
+            try:
+                await stack.enter_async_context(client)
+            except Exception as exc:  # a refused connection counts as failed calls
+                failures.append(f"connect: {exc}")
+                continue
+            opened.append(client)
+
+        async def worker(client: McpClient) -> None:
+            for i in shared:
+                result = await client.call_tool("add", {"a": i, "b": 1})
+                if result.is_error or result.text != str(i + 1):
+                    failures.append(result.text)
+
+        start = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for client in opened:
+                tg.start_soon(worker, client)
+        wall = time.perf_counter() - start
+    return Load(calls / wall, len(failures), failures[0] if failures else None)
+
+
+async def load_test(calls: int) -> None:
+    servers = ("toolwire", "MCPServer(json)", "MCPServer")
+    print(
+        f"\nload: concurrent McpClients sharing max({calls}, 4 x clients) calls, "
+        "best of 3 rounds (1 at 500 clients)"
+    )
+    print(
+        f"{'clients':>7} " + " ".join(f"{s:>16}" for s in servers) + "  toolwire/SDK(json)  errors"
+    )
+    for clients in LOAD_CLIENTS:
+        total = max(calls, 4 * clients)
+        found: dict[str, Load] = {}
+        for server in servers:
+            async with running(server) as (url, _):
+                # Opening 500 clients dominates a round: one round is enough there.
+                repeats = 3 if clients <= 100 else 1
+                rounds = [await load_round(url, clients, total) for _ in range(repeats)]
+            fastest = max(rounds, key=lambda r: r.rate)
+            errors = sum(r.errors for r in rounds)
+            first = next((r.first_error for r in rounds if r.first_error), None)
+            found[server] = Load(fastest.rate, errors, first)
+        ratio = found["toolwire"].rate / found["MCPServer(json)"].rate
+        errors = ", ".join(f"{s}: {found[s].errors}" for s in servers)
+        print(
+            f"{clients:>7} "
+            + " ".join(f"{found[s].rate:>14.0f}/s" for s in servers)
+            + f"  {ratio:>17.2f}x  {errors}"
+        )
+        for server in servers:
+            if found[server].first_error:
+                print(f"        first error from {server}: {found[server].first_error[:200]}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--serve":
         serve(sys.argv[2], int(sys.argv[3]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--load":
+        anyio.run(load_test, int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
     else:
-        anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else 500)
+        calls = int(sys.argv[1]) if len(sys.argv) > 1 else 500
+        anyio.run(main, calls)
+        anyio.run(load_test, max(calls, 2000))

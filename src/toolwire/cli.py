@@ -220,6 +220,8 @@ def _run(main: Callable[[], Any]) -> Any:
 
 # --- serve ---------------------------------------------------------------------------------------
 
+_TOKEN_ENV = "TOOLWIRE_SERVE_TOKEN"
+
 
 @app.command(epilog="Example: toolwire serve --prebuilt --port 8000")
 def serve(
@@ -234,12 +236,56 @@ def serve(
         int | None, typer.Option(help="Port, 0 picks a free one (default 8000).")
     ] = None,
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve over stdin/stdout.")] = False,
-    token: Annotated[str | None, typer.Option(help="Require this bearer token.")] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="Require this bearer token (better from the environment: argv shows in ps).",
+            envvar=_TOKEN_ENV,
+            show_envvar=True,
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None, typer.Option(help="Require the bearer token held in this file.")
+    ] = None,
+    allow_anonymous: Annotated[
+        bool,
+        typer.Option(
+            "--allow-anonymous",
+            help="Serve beyond loopback without a token: anyone who reaches the port may call.",
+        ),
+    ] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A Host name clients may use besides the local ones, repeatable; '*' for any.",
+        ),
+    ] = None,
     stateless: Annotated[bool, typer.Option(help="No sessions (for several workers).")] = False,
+    max_sessions: Annotated[
+        int, typer.Option(min=1, help="Sessions open at once; past it new ones get 503.")
+    ] = 10_000,
+    session_idle_timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds before an idle session is closed.")
+    ] = 1800.0,
+    upload_timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds a client may take to send a request.")
+    ] = 10.0,
+    max_body_bytes: Annotated[
+        int, typer.Option(min=1, help="The largest request body accepted.")
+    ] = 4 * 1024 * 1024,
 ) -> None:
     """Serve tools over MCP (Streamable HTTP, or stdio); stop with Ctrl-C."""
-    if stdio and (host is not None or port is not None or token is not None or stateless):
-        raise CliError("--host, --port, --token and --stateless are for HTTP; --stdio takes none")
+    secret = _serve_token(token, token_file)
+    # A token set in the environment for HTTP serving must not stop a stdio one.
+    given_token = token_file is not None or (
+        token is not None and token != os.environ.get(_TOKEN_ENV)
+    )
+    if stdio and (host is not None or port is not None or given_token or stateless or allowed_host):
+        raise CliError(
+            "--host, --port, --token, --allowed-host and --stateless are for HTTP; "
+            "--stdio takes none"
+        )
     chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
     if not chosen:
         raise CliError("nothing to serve: pass --prebuilt and/or --tools module:attribute")
@@ -252,12 +298,34 @@ def serve(
         _run(over_stdio)
         return
 
+    from .mcp.server import is_loopback
+
+    host = "127.0.0.1" if host is None else host
+    if secret is None and not is_loopback(host):
+        if not allow_anonymous:
+            raise CliError(
+                f"refusing to serve on {host} without a token: anyone who reaches the port could "
+                f"call the tools. Set one ({_TOKEN_ENV}, --token-file or --token), or pass "
+                "--allow-anonymous to serve without one anyway."
+            )
+        err.print(
+            f"warning: serving on {host} without a token; anyone who can reach the port may "
+            "call these tools",
+            markup=False,
+        )
     server, listener, url = _http_server(
         chosen,
-        host="127.0.0.1" if host is None else host,
+        host=host,
         port=8000 if port is None else port,
-        token=token,
+        token=secret,
         stateless=stateless,
+        allowed_hosts=allowed_host or (),
+        limits={
+            "max_sessions": max_sessions,
+            "session_idle_timeout": session_idle_timeout,
+            "upload_timeout": upload_timeout,
+            "max_body_bytes": max_body_bytes,
+        },
     )
 
     async def over_http() -> None:
@@ -281,8 +349,31 @@ def serve(
     _run(over_http)
 
 
+def _serve_token(token: str | None, token_file: Path | None) -> str | None:
+    """The bearer token `serve` requires, from the option, its variable or a file."""
+    if token is not None and token_file is not None:
+        raise CliError("give the token once: --token (or $TOOLWIRE_SERVE_TOKEN) or --token-file")
+    if token_file is not None:
+        try:
+            token = token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read the token file {token_file}: {exc}") from exc
+        if not token:
+            raise CliError(f"the token file {token_file} is empty")
+    elif token is not None and not token.strip():
+        raise CliError("the token is empty: give a real one, or none on a loopback address")
+    return token
+
+
 def _http_server(
-    tools: Sequence[Tool], *, host: str, port: int, token: str | None, stateless: bool
+    tools: Sequence[Tool],
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    stateless: bool,
+    allowed_hosts: Sequence[str] = (),
+    limits: dict[str, Any] | None = None,
 ) -> tuple[Any, socket.socket, str]:
     import uvicorn
 
@@ -306,14 +397,22 @@ def _http_server(
     else:
         name = f"[{bare}]" if ipv6 else bare
     # The DNS-rebinding check must let through the name the server was asked to listen on,
-    # as `toolwire.mcp.serve` does.
+    # as `toolwire.mcp.serve` does, and the names the operator allowed.
     hosts = list(LOCAL_HOSTS) if name in LOCAL_HOSTS else [*LOCAL_HOSTS, name]
-    config = uvicorn.Config(
-        create_app(tools, auth_token=token, stateless=stateless, allowed_hosts=hosts),
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=5,
-    )
+    hosts += [h for h in allowed_hosts if h != "*" and h not in hosts]
+    try:
+        app = create_app(
+            tools,
+            auth_token=token,
+            stateless=stateless,
+            allowed_hosts=hosts,
+            dns_rebinding_protection="*" not in allowed_hosts,
+            **(limits or {}),
+        )
+    except ValueError as exc:
+        listener.close()
+        raise CliError(str(exc)) from exc
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     url = f"http://{name}:{listener.getsockname()[1]}/mcp"
 
     class Server(uvicorn.Server):

@@ -7,6 +7,7 @@ package; `import toolwire.mcp` imports the official `mcp` SDK.
 from __future__ import annotations
 
 from ._content import (
+    APPROVAL_META_KEY,
     McpAuthError,
     McpConnectionError,
     McpError,
@@ -25,6 +26,7 @@ from .registry import (
 from .server import LOCAL_HOSTS, build_server, create_app, serve
 
 __all__ = [
+    "APPROVAL_META_KEY",
     "LOCAL_HOSTS",
     "McpAuthError",
     "McpClient",

@@ -27,6 +27,7 @@ from ..results import (
 from ..tools import ToolAnnotations
 
 __all__ = [
+    "APPROVAL_META_KEY",
     "McpAuthError",
     "McpConnectionError",
     "McpError",
@@ -40,6 +41,14 @@ __all__ = [
 ]
 
 
+APPROVAL_META_KEY = "toolwire/requiresApproval"
+"""The `_meta` key of a listed tool that needs a person's approval before each call.
+
+MCP annotations have no word for it, so it travels in the tool's `_meta`; toolwire's client reads
+it back into `requires_approval`, so the calling agent's approval policy applies.
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class McpToolSpec:
     """A tool as an MCP server lists it.
@@ -51,6 +60,8 @@ class McpToolSpec:
         output_schema: The JSON Schema of `structuredContent`, when the server declares one.
         annotations: The server's behaviour hints.
         title: A display name, when the server gives one.
+        requires_approval: The server says each call needs a person's approval first (toolwire
+            servers say so in the tool's `_meta`, under `APPROVAL_META_KEY`).
     """
 
     name: str
@@ -61,6 +72,7 @@ class McpToolSpec:
     output_schema: dict[str, Any] | None = None
     annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
     title: str | None = None
+    requires_approval: bool = False
 
 
 _HINTS = (
@@ -117,6 +129,11 @@ def parse_tool_spec(raw: Any) -> McpToolSpec:
         raise McpProtocolError(f"tool {name!r} has an outputSchema that is not an object")
     description = data.get("description")
     title = data.get("title")
+    meta: Any = data.get("_meta")
+    approval = (
+        isinstance(meta, Mapping)
+        and typing.cast(Mapping[str, Any], meta).get(APPROVAL_META_KEY) is True
+    )
     return McpToolSpec(
         name=name,
         description=description if isinstance(description, str) else "",
@@ -124,6 +141,7 @@ def parse_tool_spec(raw: Any) -> McpToolSpec:
         output_schema=dict(typing.cast(Mapping[str, Any], output)) if output is not None else None,
         annotations=annotations_from_mcp(data.get("annotations")),
         title=title if isinstance(title, str) else None,
+        requires_approval=approval,
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import typing
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -27,9 +28,10 @@ import anyio
 import httpx2
 from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_header_map
 
+from .._util import retry_after_seconds
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
 
-__all__ = ["HttpSession", "SessionGone"]
+__all__ = ["DEFAULT_MAX_ANSWER_BYTES", "HttpSession", "SessionGone"]
 
 PROTOCOL_VERSION = "2025-11-25"
 """The handshake revision we offer; servers may answer with an older one."""
@@ -48,9 +50,34 @@ _DEFAULT_RETRY_MS = 1000
 _MAX_RESUMES = 3
 """How often one request's answer stream is resumed (GET + Last-Event-ID) before giving up."""
 
+DEFAULT_MAX_ANSWER_BYTES = 32 * 1024 * 1024
+"""The largest answer (a JSON body, or one SSE event) read, decompressed: 32 MiB."""
+
+_MAX_ERROR_BYTES = 64 * 1024
+"""How much of an HTTP error's body is read: enough for any message worth showing."""
+
+_RETRY_AFTER_LIMIT = 30.0
+"""The longest `Retry-After` delay honoured; a server asking for more gets an error at once."""
+
+_MAX_RETRY_AFTERS = 3
+"""How many `Retry-After` answers one request waits out before giving up."""
+
 
 class SessionGone(Exception):
-    """The server answered 404 to a request carrying our session id: it no longer knows it."""
+    """The server no longer knows our session id (HTTP 404, or a 400 that says so).
+
+    Either way it refused the request before processing it, so a repeat is safe.
+    """
+
+
+class _RetryLater(Exception):
+    """HTTP 429 or 503 with `Retry-After`: the request was not processed; try again later."""
+
+    def __init__(self, status: int, delay: float, error: McpError) -> None:
+        super().__init__(error.message)
+        self.status = status
+        self.delay = delay
+        self.error = error
 
 
 class _Lost(Exception):
@@ -68,31 +95,105 @@ class _Event:
     retry: int | None
 
 
-async def _sse_events(response: httpx2.Response) -> AsyncIterator[_Event]:
-    """Server-sent events from a response body, per the WHATWG event-stream rules we need."""
-    data: list[str] = []
-    event_id: str | None = None
-    retry: int | None = None
-    seen = False
-    async for line in response.aiter_lines():
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+async def _sse_events(response: httpx2.Response, limit: int) -> AsyncIterator[_Event]:
+    """Server-sent events from a response body, per the WHATWG event-stream rules we need.
+
+    Parsed from the decoded bytes rather than `aiter_lines`, so that one endless line or event
+    cannot grow past `limit` bytes.
+
+    Raises:
+        McpProtocolError: one event is larger than `limit` bytes.
+    """
+    event = _EventBuilder()
+    line = bytearray()  # the line still arriving
+    size = 0  # bytes of the event so far, finished lines only
+    after_cr = False  # the last chunk ended in "\r": a "\n" opening the next one belongs to it
+    async for chunk in response.aiter_bytes():
+        at = 1 if after_cr and chunk.startswith(b"\n") else 0
+        after_cr = False
+        for end in _LINE_END.finditer(chunk, at):
+            line += chunk[at : end.start()]
+            at = end.end()
+            size += len(line) + 1
+            if size > limit:
+                raise _too_large(limit, "one server-sent event")
+            if not line:
+                size = 0  # an event ends here, even one that held only comments
+            done = event.feed(bytes(line))
+            line = bytearray()
+            if done is not None:
+                yield done
+        line += chunk[at:]
+        after_cr = chunk.endswith(b"\r")
+        if size + len(line) > limit:
+            raise _too_large(limit, "one server-sent event")
+    if line:
+        event.feed(bytes(line))
+    done = event.feed(b"")
+    if done is not None:
+        yield done
+
+
+class _EventBuilder:
+    # The data is kept as bytes, not a list of lines: a million tiny lines would cost several
+    # times their size in Python objects, past what the cap intends.
+    __slots__ = ("data", "event_id", "lines", "retry")
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.lines = 0
+        self.event_id: str | None = None
+        self.retry: int | None = None
+
+    def feed(self, line: bytes) -> _Event | None:
+        """Take one line; the finished event when it was the blank line ending one."""
         if not line:
-            if seen:
-                yield _Event("\n".join(data), event_id, retry)
-            data, event_id, retry, seen = [], None, None, False
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        seen = True
-        if name == "data":
-            data.append(value)
-        elif name == "id":
-            event_id = value
-        elif name == "retry" and value.isdigit():
-            retry = int(value)
-    if seen:
-        yield _Event("\n".join(data), event_id, retry)
+            done = None
+            if self.lines or self.event_id is not None or self.retry is not None:
+                text = self.data.decode("utf-8", "replace")
+                done = _Event(text.removesuffix("\n"), self.event_id, self.retry)
+            self.data, self.lines, self.event_id, self.retry = bytearray(), 0, None, None
+            return done
+        if line.startswith(b":"):
+            return None
+        name, _, value = line.partition(b":")
+        value = value.removeprefix(b" ")
+        if name == b"data":
+            self.data += value
+            self.data += b"\n"
+            self.lines += 1
+        elif name == b"id":
+            self.event_id = value.decode("utf-8", "replace")
+        elif name == b"retry" and value.isdigit():
+            self.retry = int(value)
+        return None
+
+
+async def _read_capped(response: httpx2.Response, limit: int) -> bytes:
+    """The decoded body, refused once it passes `limit` bytes (so memory stays bounded)."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            raise _too_large(limit, "the answer")
+    return bytes(body)
+
+
+def _too_large(limit: int, what: str) -> McpProtocolError:
+    return McpProtocolError(
+        f"{what} is larger than {_size(limit)} (max_answer_bytes); it was not read further"
+    )
+
+
+def _size(count: int) -> str:
+    if count >= 1024 * 1024 and not count % (1024 * 1024):
+        return f"{count // (1024 * 1024)} MiB"
+    if count >= 1024 and not count % 1024:
+        return f"{count // 1024} KiB"
+    return f"{count} bytes"
 
 
 class HttpSession:
@@ -108,8 +209,10 @@ class HttpSession:
         client_info: dict[str, Any],
         connect_timeout: float,
         session_id: str | None = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
         self.url = url
+        self.max_answer_bytes = max_answer_bytes
         self.session_id = session_id
         self.protocol_version: str | None = PROTOCOL_VERSION if session_id else None
         self.server_info: dict[str, Any] | None = None
@@ -163,7 +266,7 @@ class HttpSession:
         """
         self.protocol_version = MODERN_VERSION
         try:
-            result = await self._exchange(next(self._ids), "server/discover", None)
+            result = await self._send(next(self._ids), "server/discover", None)
         except _Lost as exc:
             self.protocol_version = None
             raise McpConnectionError(f"Cannot reach the MCP server at {self.url}: {exc}") from exc
@@ -200,7 +303,7 @@ class HttpSession:
             "clientInfo": self._client_info,
         }
         try:
-            result = await self._exchange(next(self._ids), "initialize", params)
+            result = await self._send(next(self._ids), "initialize", params)
         except _Lost as exc:
             raise McpConnectionError(f"Cannot reach the MCP server at {self.url}: {exc}") from exc
         except SessionGone:  # pragma: no cover - no session id is sent with initialize
@@ -235,7 +338,8 @@ class HttpSession:
             if self.session_id is not None:
                 # A server that is gone already has no session left to end.
                 with anyio.move_on_after(5, shield=True), contextlib.suppress(httpx2.HTTPError):
-                    await self._client.delete(self.url, headers=self._headers())
+                    async with self._client.stream("DELETE", self.url, headers=self._headers()):
+                        pass
         finally:
             self.session_id = None
             if self._owns_client:
@@ -253,8 +357,9 @@ class HttpSession:
     ) -> Any:
         """Send a request and return its result, recovering the session when that is safe.
 
-        A 404 for our session id means the request was not processed: a new session is opened
-        and the request repeated, once. A connection that fails before the request leaves is
+        A lost session (404, or a 400 saying so, for our session id) means the request was not
+        processed: a new session is opened and the request repeated, once. A 429 or 503 with
+        `Retry-After` is waited out and repeated too, a few times, for short delays. A connection that fails before the request leaves is
         retried once too; one that drops after it left is retried only when `repeatable`.
 
         Raises:
@@ -270,7 +375,7 @@ class HttpSession:
             if on_send is not None:
                 on_send(request_id)
             try:
-                return await self._exchange(request_id, method, params)
+                return await self._send(request_id, method, params)
             except SessionGone:
                 if renewed:
                     raise McpConnectionError(
@@ -295,13 +400,15 @@ class HttpSession:
         if params is not None:
             body["params"] = params
         try:
-            response = await self._client.post(
-                self.url, content=_dumps(body), headers=self._headers()
-            )
+            # Streamed and never read: the answer's body carries nothing, however long it is.
+            async with self._client.stream(
+                "POST", self.url, content=_dumps(body), headers=self._headers()
+            ) as response:
+                status = response.status_code
         except httpx2.HTTPError as exc:
             raise McpConnectionError(f"Cannot reach the MCP server at {self.url}: {exc}") from exc
-        if response.status_code in (401, 403):
-            raise McpAuthError(f"The MCP server refused our credentials ({response.status_code}).")
+        if status in (401, 403):
+            raise McpAuthError(f"The MCP server refused our credentials ({status}).")
 
     def _headers(self) -> dict[str, str]:
         headers = dict(self._base_headers)
@@ -334,6 +441,27 @@ class HttpSession:
                     headers.update(mcp_param_headers(mirrored, stamped.get("arguments") or {}))
         return stamped
 
+    async def _send(self, request_id: int, method: str, params: dict[str, Any] | None) -> Any:
+        """`_exchange`, waiting out the short delays a 429 or 503 asks for with `Retry-After`."""
+        for _ in range(_MAX_RETRY_AFTERS):
+            try:
+                return await self._exchange(request_id, method, params)
+            except _RetryLater as later:
+                if later.delay > _RETRY_AFTER_LIMIT:
+                    raise McpError(
+                        f"{later.error.message} (it asks to retry after {later.delay:g} s, "
+                        f"longer than the {_RETRY_AFTER_LIMIT:g} s toolwire waits)",
+                        code=later.error.code,
+                    ) from None
+                await anyio.sleep(later.delay)
+        try:
+            return await self._exchange(request_id, method, params)
+        except _RetryLater as later:
+            raise McpError(
+                f"{later.error.message} (still busy after {_MAX_RETRY_AFTERS} retries)",
+                code=later.error.code,
+            ) from None
+
     async def _exchange(self, request_id: int, method: str, params: dict[str, Any] | None) -> Any:
         headers = self._headers()
         params = self._stamp(method, params, headers)
@@ -347,7 +475,7 @@ class HttpSession:
                 "POST", self.url, content=_dumps(body), headers=headers
             ) as response:
                 if method == "initialize" and response.status_code < 400:
-                    self.session_id = response.headers.get(_SESSION_HEADER)
+                    self.session_id = _session_id(response)
                 found = await self._read_answer(response, request_id, carried_session, resume)
         except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
             raise _Lost(str(exc) or type(exc).__name__, delivered=False) from exc
@@ -355,6 +483,11 @@ class HttpSession:
             if resume.last_event_id is None:
                 raise _Lost(str(exc) or type(exc).__name__, delivered=True) from exc
             found = _MISSING
+        except httpx2.DecodingError as exc:
+            # e.g. `Content-Encoding: gzip` on a body that is not gzip.
+            raise McpProtocolError(f"the server's answer cannot be decoded: {exc}") from None
+        except httpx2.HTTPError as exc:
+            raise McpProtocolError(f"the server's answer broke HTTP: {exc}") from None
         if found is not _MISSING:
             return found
         return await self._resume(request_id, resume)
@@ -364,17 +497,22 @@ class HttpSession:
     ) -> Any:
         status = response.status_code
         if status >= 400:
-            await response.aread()
-            if status == 404 and carried_session:
-                raise SessionGone
             if status in (401, 403):
                 raise McpAuthError(f"The MCP server refused our credentials ({status}).")
-            raise _error_from_body(response)
+            body = await _read_prefix(response, _MAX_ERROR_BYTES)
+            if carried_session and _session_lost(status, body):
+                raise SessionGone
+            error = _error_from_body(status, body)
+            if status in (429, 503):
+                delay = retry_after_seconds(response.headers.get("retry-after"))
+                if delay is not None:
+                    raise _RetryLater(status, delay, error)
+            raise error
         if status == 202:
             raise McpProtocolError("the server answered a request with 202 Accepted")
         content_type = response.headers.get("content-type", "").lower()
         if content_type.startswith("application/json"):
-            raw = await response.aread()
+            raw = await _read_capped(response, self.max_answer_bytes)
             return _result_of(_loads(raw), request_id)
         if content_type.startswith("text/event-stream"):
             return await self._read_stream(response, request_id, resume)
@@ -383,7 +521,7 @@ class HttpSession:
     async def _read_stream(
         self, response: httpx2.Response, request_id: int, resume: _Resume
     ) -> Any:
-        async for event in _sse_events(response):
+        async for event in _sse_events(response, self.max_answer_bytes):
             if event.id is not None:
                 resume.last_event_id = event.id
             if event.retry is not None:
@@ -416,7 +554,7 @@ class HttpSession:
             try:
                 async with self._client.stream("GET", self.url, headers=headers) as response:
                     if response.status_code >= 400:
-                        await response.aread()
+                        await _read_prefix(response, _MAX_ERROR_BYTES)
                         raise _Lost(
                             f"the server refused to resume the answer stream ({response.status_code})",
                             delivered=True,
@@ -437,7 +575,10 @@ class HttpSession:
             reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
         # If this fails the server gives up on its request; ours is unaffected.
         with contextlib.suppress(httpx2.HTTPError):
-            await self._client.post(self.url, content=_dumps(reply), headers=self._headers())
+            async with self._client.stream(
+                "POST", self.url, content=_dumps(reply), headers=self._headers()
+            ):
+                pass
 
 
 @dataclass(slots=True)
@@ -458,6 +599,48 @@ def _loads(raw: str | bytes) -> Any:
         return json.loads(raw)
     except ValueError as exc:
         raise McpProtocolError(f"the server sent invalid JSON: {exc}") from None
+    except RecursionError:
+        raise McpProtocolError("the server sent JSON nested too deeply to read") from None
+
+
+async def _read_prefix(response: httpx2.Response, limit: int) -> bytes:
+    """Up to `limit` bytes of the decoded body; the rest is left unread."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) >= limit:
+            break
+    return bytes(body[:limit])
+
+
+def _session_id(response: httpx2.Response) -> str | None:
+    """The session id the server assigned, which we must be able to send back.
+
+    Raises:
+        McpProtocolError: it holds characters outside visible ASCII, which MCP forbids.
+    """
+    found = response.headers.get(_SESSION_HEADER)
+    if found is None:
+        return None
+    if not found or not all("\x21" <= c <= "\x7e" for c in found):
+        raise McpProtocolError(
+            f"the server gave a session id MCP does not allow (visible ASCII only): {found[:64]!r}"
+        )
+    return found
+
+
+def _session_lost(status: int, body: bytes) -> bool:
+    """Whether an error answer to a request carrying our session id says the session is gone.
+
+    MCP asks for 404, but the TypeScript SDK's servers (and so `server-everything`) answer an
+    unknown session with 400 "Bad Request: No valid session ID provided". A 400 counts as a lost
+    session only when its message talks about the session, so a bad request stays an error.
+    """
+    if status == 404:
+        return True
+    if status != 400:
+        return False
+    return b"session" in body.lower()
 
 
 def _result_of(message: Any, request_id: int) -> Any:
@@ -490,11 +673,10 @@ def _result_of(message: Any, request_id: int) -> Any:
     return message["result"]
 
 
-def _error_from_body(response: httpx2.Response) -> McpError:
-    status = response.status_code
+def _error_from_body(status: int, raw: bytes) -> McpError:
     try:
-        body: Any = json.loads(response.content)
-    except ValueError:
+        body: Any = json.loads(raw)
+    except (ValueError, RecursionError):
         body = None
     if isinstance(body, dict) and isinstance(
         error := typing.cast(dict[str, Any], body).get("error"), dict
@@ -505,5 +687,5 @@ def _error_from_body(response: httpx2.Response) -> McpError:
             f"The MCP server answered HTTP {status} with error {code}: {error.get('message')}",
             code=code if isinstance(code, int) else None,
         )
-    text = response.text[:200]
+    text = raw[:200].decode("utf-8", "replace")
     return McpError(f"The MCP server answered HTTP {status}: {text}")

@@ -30,7 +30,7 @@ from ._content import (
     parse_call_result,
     parse_tool_spec,
 )
-from ._http import MODERN_VERSION, HttpSession
+from ._http import DEFAULT_MAX_ANSWER_BYTES, MODERN_VERSION, HttpSession
 
 __all__ = ["McpClient", "McpTool", "StdioServerParameters", "from_mcp"]
 
@@ -206,6 +206,10 @@ class _StdioConnection:
         await self._stack.aclose()
 
 
+def _visible_ascii(text: str) -> bool:
+    return bool(text) and all("\x21" <= c <= "\x7e" for c in text)
+
+
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
     """The one exception inside (possibly nested) groups, or `None` when there are several."""
     found: BaseException = group
@@ -226,7 +230,8 @@ class McpClient:
             tools = await client.tools()
 
     Over HTTP the client recovers by itself: when the server no longer knows the session (HTTP
-    404, e.g. after a restart) it opens a new one and repeats the request once; when the
+    404, or a 400 that says so, e.g. after a restart) it opens a new one and repeats the request
+    once; a 429 or 503 with a short `Retry-After` is waited out and repeated; when the
     connection drops during a call, it repeats the call only for read-only or idempotent tools
     and otherwise answers with an error result saying the call may or may not have run.
 
@@ -243,6 +248,9 @@ class McpClient:
             offers it and the initialize handshake otherwise; `"legacy"` always handshakes.
         http_client: An `httpx2.AsyncClient` (the HTTP client the `mcp` SDK is built on) to use,
             and leave open, instead of our own.
+        max_answer_bytes: The largest answer read over HTTP, decompressed: a JSON body, or one
+            event of an SSE stream (default 32 MiB). A larger one is not read further, and the
+            call gets an error result naming this cap.
     """
 
     def __init__(
@@ -256,9 +264,14 @@ class McpClient:
         session_id: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
         protocol: _Era = "auto",
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
+        if max_answer_bytes <= 0:
+            raise ValueError(f"max_answer_bytes must be positive, got {max_answer_bytes}")
+        if session_id is not None and not _visible_ascii(session_id):
+            raise ValueError("session_id must be visible ASCII, as MCP requires")
         self.server = server
         self.timeout = timeout
         self.client_name = client_name
@@ -267,6 +280,7 @@ class McpClient:
         self._session_id = session_id
         self._http_client = http_client
         self.protocol: _Era = protocol
+        self.max_answer_bytes = max_answer_bytes
         self._conn: _HttpConnection | _StdioConnection | None = None
         self._specs: dict[str, McpToolSpec] = {}
         self._output_checks: dict[str, SchemaValidator | None] = {}
@@ -316,6 +330,7 @@ class McpClient:
                 client_info={"name": self.client_name, "version": __version__},
                 connect_timeout=min(self.timeout or 10.0, 10.0),
                 session_id=self._session_id,
+                max_answer_bytes=self.max_answer_bytes,
             )
             conn: _HttpConnection | _StdioConnection = _HttpConnection(session, self.protocol)
         else:
@@ -425,9 +440,12 @@ class McpClient:
                 # schema; ours were missing or stale, so list afresh and send it once more.
                 await self.list_tools()
                 raw = await conn.request("tools/call", params, repeatable=repeatable, limit=limit)
-            result = parse_call_result(raw)
-            if not result.is_error:
-                self._check_output(name, result)
+            try:
+                result = parse_call_result(raw)
+                if not result.is_error:
+                    self._check_output(name, result)
+            except RecursionError:
+                raise McpProtocolError("the result is nested too deeply to read") from None
             return result
         except TimeoutError as exc:
             timed_out = ToolTimeoutError(name, limit or 0)
@@ -491,27 +509,44 @@ class McpClient:
                 f"the structuredContent does not match the tool's output schema: {found}"
             )
 
-    async def tools(self, *, prefix: str | None = None) -> list[McpTool]:
+    async def tools(
+        self, *, prefix: str | None = None, requires_approval: bool = False
+    ) -> list[McpTool]:
         """The server's tools as toolwire tools (listing them afresh).
+
+        A tool the server marks as needing approval gets `requires_approval`, so an agent's
+        approval policy applies to it as to a local tool.
 
         Args:
             prefix: Prepended as `"{prefix}_{name}"`, for servers whose tool names collide.
+            requires_approval: Ask for approval before every call of every tool of this
+                server, whatever the server says.
         """
-        return [McpTool(self, spec, prefix=prefix) for spec in await self.list_tools()]
+        return [
+            McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
+            for spec in await self.list_tools()
+        ]
 
 
 class McpTool(ToolWrapper):
     """A tool of an MCP server: validated locally against the server's input schema, then called.
 
-    `strict` is off (servers' schemas rarely fit strict mode) and the server's annotations and
-    output schema are kept.
+    `strict` is off (servers' schemas rarely fit strict mode) and the server's annotations,
+    output schema and approval need are kept.
 
     Attributes:
         client: The client that calls the tool.
         spec: The tool as the server listed it; `spec.name` is the server's name for it.
     """
 
-    def __init__(self, client: McpClient, spec: McpToolSpec, *, prefix: str | None = None) -> None:
+    def __init__(
+        self,
+        client: McpClient,
+        spec: McpToolSpec,
+        *,
+        prefix: str | None = None,
+        requires_approval: bool = False,
+    ) -> None:
         self.client = client
         self.spec = spec
         remote_name = spec.name
@@ -520,6 +555,7 @@ class McpTool(ToolWrapper):
             return await client.call_tool(remote_name, args)
 
         name = f"{prefix}_{spec.name}" if prefix else spec.name
+        approval = requires_approval or spec.requires_approval
         try:
             wrapped = tool(
                 name=name,
@@ -528,6 +564,7 @@ class McpTool(ToolWrapper):
                 execute=execute,
                 strict=False,
                 annotations=spec.annotations,
+                requires_approval=approval,
             )
         except SchemaError:
             # A schema toolwire cannot validate (e.g. a dangling $ref) must not hide the tool:
@@ -539,6 +576,7 @@ class McpTool(ToolWrapper):
                 execute=execute,
                 strict=False,
                 annotations=spec.annotations,
+                requires_approval=approval,
             )
         super().__init__(wrapped)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, Self, Unpack, runtime_check
 
 import anyio
 
+from ._http import DEFAULT_MAX_ANSWER_BYTES
 from .client import McpClient, McpTool
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ class McpServerConfig:
         client_name: How the client introduces itself.
         prefix: Prepended to the server's tool names as `"{prefix}_{name}"`.
         timeout: Seconds a request may take (see `McpClient`).
+        requires_approval: Ask for approval before every call of this server's tools, whatever
+            the server says (tools it marks as needing approval need it anyway).
+        max_answer_bytes: The largest answer read (see `McpClient`).
     """
 
     url: str
@@ -48,6 +52,8 @@ class McpServerConfig:
     client_name: str = "toolwire"
     prefix: str | None = None
     timeout: float | None = 60.0
+    requires_approval: bool = False
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
 
     def client(self) -> McpClient:
         """A new, unconnected client for this server."""
@@ -57,6 +63,7 @@ class McpServerConfig:
             headers=self.headers,
             client_name=self.client_name,
             timeout=self.timeout,
+            max_answer_bytes=self.max_answer_bytes,
         )
 
 
@@ -95,7 +102,9 @@ class McpToolRegistry:
                         client = config.client()
                         await client.connect()
                         self.clients[config.url] = client
-                found[index] = await client.tools(prefix=config.prefix)
+                found[index] = await client.tools(
+                    prefix=config.prefix, requires_approval=config.requires_approval
+                )
             except Exception as exc:
                 logger.warning("MCP server %s failed: %s", config.url, exc)
                 self.failures[config.url] = exc

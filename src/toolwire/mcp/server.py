@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import hmac
+import ipaddress
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import Any
@@ -34,12 +36,29 @@ from ..results import (
     error_result,
 )
 from ..tools import Tool, ToolContext, ToolLike
-from ._content import annotations_to_mcp, result_to_mcp
+from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
 
-__all__ = ["LOCAL_HOSTS", "build_server", "create_app", "serve"]
+__all__ = [
+    "APPROVAL_META_KEY",
+    "DEFAULT_MAX_BODY_BYTES",
+    "LOCAL_HOSTS",
+    "build_server",
+    "create_app",
+    "is_loopback",
+    "serve",
+]
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 """The Host names accepted by default; anything else is refused as a DNS-rebinding attempt."""
+
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+"""The largest request body the server reads (4 MiB, as the SDK's server)."""
+
+DEFAULT_UPLOAD_TIMEOUT = 10.0
+"""Seconds a client may take to send a request's body before the server answers 408."""
+
+_MAX_ECHOED_NAME = 64
+"""How much of an unknown tool's name an error echoes back."""
 
 
 @functools.cache
@@ -73,6 +92,8 @@ def _describe(tool: Tool) -> dict[str, Any]:
         entry["annotations"] = annotations
         if annotations.get("title"):
             entry["title"] = annotations["title"]
+    if tool.requires_approval:
+        entry["_meta"] = {APPROVAL_META_KEY: True}
     output_schema = _output_schema(tool)
     if output_schema is not None:
         entry["outputSchema"] = output_schema
@@ -127,7 +148,11 @@ def build_server(
     ) -> dict[str, Any]:
         found = by_name.get(params.name)
         if found is None:
-            result: ToolResult = error_result(str(UnknownToolError(params.name, by_name)))
+            # A caller's name is echoed (and matched against ours) only in part: a megabyte of
+            # name must not come back, nor cost a fuzzy match over it.
+            name = params.name
+            shown = name if len(name) <= _MAX_ECHOED_NAME else name[:_MAX_ECHOED_NAME] + "..."
+            result: ToolResult = error_result(str(UnknownToolError(shown, by_name)))
         else:
             call_id = str(ctx.request_id) if ctx.request_id is not None else None
             context = ToolContext(tool_name=found.name, call_id=call_id)
@@ -266,6 +291,75 @@ def _modern(scope: Scope) -> bool:
     return version.decode("latin-1") in MODERN_PROTOCOL_VERSIONS
 
 
+class _BoundedBody:
+    """Read a request's body within a size cap and a deadline, then hand it on whole.
+
+    Without it, a body was read in full before the size limit was checked (on the per-request
+    revision), and a client that stalls mid-upload held its request open for as long as it liked.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float | None) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await _refuse(send, 413, f"Request body too large (limit {self.max_bytes} bytes)")
+            return
+        chunks: list[bytes] = []
+        size = 0
+        with anyio.move_on_after(self.timeout) as deadline:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk: bytes = message.get("body", b"")
+                size += len(chunk)
+                if size > self.max_bytes:
+                    await _refuse(
+                        send, 413, f"Request body too large (limit {self.max_bytes} bytes)"
+                    )
+                    return
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        if deadline.cancelled_caught:
+            await _refuse(send, 408, f"Request body not received within {self.timeout:g} seconds")
+            return
+        pending = [b"".join(chunks)]
+
+        async def replay() -> Message:
+            if pending:
+                return {"type": "http.request", "body": pending.pop(), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    """A JSON-RPC error answer that also closes the connection (the body was left unread)."""
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 class _BearerAuth:
     """Refuse HTTP requests without `Authorization: Bearer <token>` (401)."""
 
@@ -330,6 +424,10 @@ def create_app(
     dns_rebinding_protection: bool = True,
     json_response: bool = True,
     page_size: int | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    upload_timeout: float | None = DEFAULT_UPLOAD_TIMEOUT,
+    max_sessions: int | None = 10_000,
+    session_idle_timeout: float | None = 1800.0,
 ) -> ASGIApp:
     """An ASGI app serving `tools` over MCP Streamable HTTP at `path`.
 
@@ -346,18 +444,49 @@ def create_app(
         dns_rebinding_protection: Refuse other `Host`/`Origin` values (HTTP 421/403).
         json_response: Answer each request with one JSON body instead of an SSE stream.
         page_size: Tools per `tools/list` page; `None` lists them all at once.
+        max_body_bytes: The largest request body read; a larger one is answered with 413 as
+            soon as it passes the cap, unread.
+        upload_timeout: Seconds a client may take to send a request body (else 408); `None`
+            waits forever.
+        max_sessions: Sessions open at once (handshake era); past it, new ones get 503. `None`
+            sets no cap.
+        session_idle_timeout: Seconds after which a session with no request is closed. `None`
+            keeps sessions until their client ends them.
+
+    Raises:
+        ValueError: an empty `auth_token`, or a limit that is not positive.
     """
+    if auth_token is not None and not auth_token.strip():
+        raise ValueError("auth_token is empty: give a real token, or None for no authentication")
+    if max_body_bytes <= 0:
+        raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
+    if upload_timeout is not None and upload_timeout <= 0:
+        raise ValueError(f"upload_timeout must be positive, got {upload_timeout}")
     server = build_server(tools, name=name, page_size=page_size)
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=path,
         json_response=json_response,
         stateless_http=stateless,
         transport_security=_security(allowed_hosts, dns_rebinding_protection),
+        max_request_body_size=max_body_bytes,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_timeout,
     )
-    app = _CancelOnDisconnect(app)
+    app = _BoundedBody(_CancelOnDisconnect(app), max_body_bytes, upload_timeout)
     if auth_token is not None:
         app = _BearerAuth(app, auth_token)
     return app
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address or name, IPv6 in brackets or not) only accepts local clients."""
+    bare = host.strip().removeprefix("[").removesuffix("]")
+    if bare.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve anywhere
 
 
 async def serve(
@@ -371,6 +500,11 @@ async def serve(
     stateless: bool = False,
     allowed_hosts: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
+    allow_anonymous: bool = False,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    upload_timeout: float | None = DEFAULT_UPLOAD_TIMEOUT,
+    max_sessions: int | None = 10_000,
+    session_idle_timeout: float | None = 1800.0,
 ) -> None:
     """Serve `tools` until cancelled: over Streamable HTTP with uvicorn, or over stdio.
 
@@ -384,6 +518,15 @@ async def serve(
         stateless: Keep no sessions (HTTP only).
         allowed_hosts: Host names accepted besides the local ones, e.g. the public name.
         options: Extra `uvicorn.Config` settings.
+        allow_anonymous: Serve beyond the loopback interface without `auth_token`; refused
+            otherwise, since anyone who reaches the port could call the tools.
+        max_body_bytes: See `create_app`.
+        upload_timeout: See `create_app`.
+        max_sessions: See `create_app`.
+        session_idle_timeout: See `create_app`.
+
+    Raises:
+        ValueError: `host` is beyond loopback with no token and `allow_anonymous` not set.
     """
     if stdio:
         from mcp.server.stdio import stdio_server
@@ -395,11 +538,24 @@ async def serve(
 
     import uvicorn
 
+    if auth_token is None and not allow_anonymous and not is_loopback(host):
+        raise ValueError(
+            f"Serving on {host} without auth_token lets anyone who reaches the port call the "
+            "tools; give auth_token, or allow_anonymous=True to do it anyway."
+        )
     hosts = [*LOCAL_HOSTS, *(allowed_hosts or ())]
     if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
         hosts.append(host)
     app = create_app(
-        tools, name=name, auth_token=auth_token, stateless=stateless, allowed_hosts=hosts
+        tools,
+        name=name,
+        auth_token=auth_token,
+        stateless=stateless,
+        allowed_hosts=hosts,
+        max_body_bytes=max_body_bytes,
+        upload_timeout=upload_timeout,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_timeout,
     )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", **dict(options or {}))
     server = uvicorn.Server(config)
