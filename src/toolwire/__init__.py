@@ -1,125 +1,133 @@
-"""toolwire: wire Python functions and MCP servers to any large language model."""
+"""toolwire: wire Python functions and MCP servers to any large language model.
+
+The names below load on first use: `import toolwire` stays cheap, and a program pays only for the
+parts it touches (the loop, the schema compilers, the message model).
+"""
 
 from __future__ import annotations
 
-from ._dialects import (
-    CompiledSchema,
-    Dialect,
-)
-from ._loop import (
-    FunctionCallCompleted,
-    FunctionCallStarted,
-    ModelRequestEvent,
-    ModelResponseEvent,
-    PendingCall,
-    RunCompleted,
-    RunEvent,
-    RunResult,
-    StopReason,
-    TraceEntry,
-    repair_history,
-)
-from .agent import (
-    Agent,
-    RunStream,
-    run_loop,
-)
-from .errors import (
-    ArgumentProblem,
-    DuplicateToolError,
-    McpAuthError,
-    McpConnectionError,
-    McpError,
-    McpProtocolError,
-    ModelConnectionError,
-    ModelError,
-    ModelHTTPError,
-    ModelRequestsForbidden,
-    ModelResponseError,
-    ModelStreamError,
-    RetryableError,
-    RetryableModelError,
-    SchemaError,
-    ToolArgumentsError,
-    ToolError,
-    ToolNameError,
-    ToolTimeoutError,
-    ToolwireError,
-    UnknownToolError,
-    UnsupportedError,
-    UsageLimitExceeded,
-)
-from .messages import (
-    AssistantMessage,
-    Citation,
-    FilePart,
-    Message,
-    ReasoningBlock,
-    ServerToolCallBlock,
-    ServerToolResultBlock,
-    SystemMessage,
-    TextBlock,
-    ToolCallBlock,
-    ToolResultMessage,
-    UserMessage,
-    dump_history,
-    load_history,
-)
-from .middleware import (
-    Hooks,
-    Middleware,
-    ToolInvocation,
-    ToolWrapper,
-    apply_middleware,
-    compose_hooks,
-    with_hooks,
-    with_retry,
-    with_timeout,
-)
-from .models import (
-    Completion,
-    CompletionDone,
-    FunctionModel,
-    Model,
-    ModelSettings,
-    ReasoningDelta,
-    ScriptedModel,
-    TestModel,
-    TextDelta,
-    ToolCall,
-    ToolCallDelta,
-    Usage,
-    allow_model_requests,
-    forbid_model_requests,
-    model,
-)
-from .registry import (
-    ToolRegistry,
-)
-from .results import (
-    AudioPart,
-    ContentPart,
-    ImagePart,
-    ResourceLinkPart,
-    ResourcePart,
-    TextPart,
-    ToolResult,
-    error_result,
-    text_result,
-)
-from .tools import (
-    FunctionTool,
-    Tool,
-    ToolAnnotations,
-    ToolContext,
-    ToolDefinition,
-    as_tool,
-    compile_schema,
-    tool,
-)
-from .usage import (
-    Cost,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._dialects import (
+        CompiledSchema,
+        Dialect,
+    )
+    from ._loop import (
+        FunctionCallCompleted,
+        FunctionCallStarted,
+        ModelRequestEvent,
+        ModelResponseEvent,
+        PendingCall,
+        RunCompleted,
+        RunEvent,
+        RunResult,
+        StopReason,
+        TraceEntry,
+        repair_history,
+    )
+    from .agent import (
+        Agent,
+        RunStream,
+        run_loop,
+    )
+    from .errors import (
+        ArgumentProblem,
+        DuplicateToolError,
+        McpAuthError,
+        McpConnectionError,
+        McpError,
+        McpProtocolError,
+        ModelConnectionError,
+        ModelError,
+        ModelHTTPError,
+        ModelRequestsForbidden,
+        ModelResponseError,
+        ModelStreamError,
+        RetryableError,
+        RetryableModelError,
+        SchemaError,
+        ToolArgumentsError,
+        ToolError,
+        ToolNameError,
+        ToolTimeoutError,
+        ToolwireError,
+        UnknownToolError,
+        UnsupportedError,
+        UsageLimitExceeded,
+    )
+    from .messages import (
+        AssistantMessage,
+        Citation,
+        FilePart,
+        Message,
+        ReasoningBlock,
+        ServerToolCallBlock,
+        ServerToolResultBlock,
+        SystemMessage,
+        TextBlock,
+        ToolCallBlock,
+        ToolResultMessage,
+        UserMessage,
+        dump_history,
+        load_history,
+    )
+    from .middleware import (
+        Hooks,
+        Middleware,
+        ToolInvocation,
+        ToolWrapper,
+        apply_middleware,
+        compose_hooks,
+        with_hooks,
+        with_retry,
+        with_timeout,
+    )
+    from .models import (
+        Completion,
+        CompletionDone,
+        FunctionModel,
+        Model,
+        ModelSettings,
+        ReasoningDelta,
+        ScriptedModel,
+        TestModel,
+        TextDelta,
+        ToolCall,
+        ToolCallDelta,
+        Usage,
+        allow_model_requests,
+        forbid_model_requests,
+        model,
+    )
+    from .registry import (
+        ToolRegistry,
+    )
+    from .results import (
+        AudioPart,
+        ContentPart,
+        ImagePart,
+        ResourceLinkPart,
+        ResourcePart,
+        TextPart,
+        ToolResult,
+        error_result,
+        text_result,
+    )
+    from .tools import (
+        FunctionTool,
+        Tool,
+        ToolAnnotations,
+        ToolContext,
+        ToolDefinition,
+        as_tool,
+        compile_schema,
+        tool,
+    )
+    from .usage import (
+        Cost,
+    )
 
 __version__ = "0.1.0"
 
@@ -222,3 +230,116 @@ __all__ = [
     "with_retry",
     "with_timeout",
 ]
+
+_HOMES: dict[str, str] = {
+    "Agent": ".agent",
+    "ArgumentProblem": ".errors",
+    "AssistantMessage": ".messages",
+    "AudioPart": ".results",
+    "Citation": ".messages",
+    "CompiledSchema": "._dialects",
+    "Completion": ".models",
+    "CompletionDone": ".models",
+    "ContentPart": ".results",
+    "Cost": ".usage",
+    "Dialect": "._dialects",
+    "DuplicateToolError": ".errors",
+    "FilePart": ".messages",
+    "FunctionCallCompleted": "._loop",
+    "FunctionCallStarted": "._loop",
+    "FunctionModel": ".models",
+    "FunctionTool": ".tools",
+    "Hooks": ".middleware",
+    "ImagePart": ".results",
+    "McpAuthError": ".errors",
+    "McpConnectionError": ".errors",
+    "McpError": ".errors",
+    "McpProtocolError": ".errors",
+    "Message": ".messages",
+    "Middleware": ".middleware",
+    "Model": ".models",
+    "ModelConnectionError": ".errors",
+    "ModelError": ".errors",
+    "ModelHTTPError": ".errors",
+    "ModelRequestEvent": "._loop",
+    "ModelRequestsForbidden": ".errors",
+    "ModelResponseError": ".errors",
+    "ModelResponseEvent": "._loop",
+    "ModelSettings": ".models",
+    "ModelStreamError": ".errors",
+    "PendingCall": "._loop",
+    "ReasoningBlock": ".messages",
+    "ReasoningDelta": ".models",
+    "ResourceLinkPart": ".results",
+    "ResourcePart": ".results",
+    "RetryableError": ".errors",
+    "RetryableModelError": ".errors",
+    "RunCompleted": "._loop",
+    "RunEvent": "._loop",
+    "RunResult": "._loop",
+    "RunStream": ".agent",
+    "SchemaError": ".errors",
+    "ScriptedModel": ".models",
+    "ServerToolCallBlock": ".messages",
+    "ServerToolResultBlock": ".messages",
+    "StopReason": "._loop",
+    "SystemMessage": ".messages",
+    "TestModel": ".models",
+    "TextBlock": ".messages",
+    "TextDelta": ".models",
+    "TextPart": ".results",
+    "Tool": ".tools",
+    "ToolAnnotations": ".tools",
+    "ToolArgumentsError": ".errors",
+    "ToolCall": ".models",
+    "ToolCallBlock": ".messages",
+    "ToolCallDelta": ".models",
+    "ToolContext": ".tools",
+    "ToolDefinition": ".tools",
+    "ToolError": ".errors",
+    "ToolInvocation": ".middleware",
+    "ToolNameError": ".errors",
+    "ToolRegistry": ".registry",
+    "ToolResult": ".results",
+    "ToolResultMessage": ".messages",
+    "ToolTimeoutError": ".errors",
+    "ToolWrapper": ".middleware",
+    "ToolwireError": ".errors",
+    "TraceEntry": "._loop",
+    "UnknownToolError": ".errors",
+    "UnsupportedError": ".errors",
+    "Usage": ".models",
+    "UsageLimitExceeded": ".errors",
+    "UserMessage": ".messages",
+    "allow_model_requests": ".models",
+    "apply_middleware": ".middleware",
+    "as_tool": ".tools",
+    "compile_schema": ".tools",
+    "compose_hooks": ".middleware",
+    "dump_history": ".messages",
+    "error_result": ".results",
+    "forbid_model_requests": ".models",
+    "load_history": ".messages",
+    "model": ".models",
+    "repair_history": "._loop",
+    "run_loop": ".agent",
+    "text_result": ".results",
+    "tool": ".tools",
+    "with_hooks": ".middleware",
+    "with_retry": ".middleware",
+    "with_timeout": ".middleware",
+}
+"""Each public name -> the module that defines it."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
