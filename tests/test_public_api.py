@@ -33,6 +33,8 @@ EXPECTED = [
     "McpProtocolError",
     "Message",
     "Middleware",
+    "MissingApiKeyError",
+    "MissingDependencyError",
     "Model",
     "ModelConnectionError",
     "ModelError",
