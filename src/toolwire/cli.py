@@ -699,6 +699,7 @@ def demo(
     async def main() -> Any:
         started = time.perf_counter()
         failure: Exception | None = None
+        result: Any = None
         async with running_server(tools, port=0) as url:
             err.print(f"1. serving {len(tools)} prebuilt tools over MCP at {url}")
             try:
