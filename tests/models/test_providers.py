@@ -49,3 +49,32 @@ def test_an_empty_key_counts_as_missing(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("ANTHROPIC_API_KEY", "")
     with pytest.raises(MissingApiKeyError, match="ANTHROPIC_API_KEY"):
         model("anthropic:claude-sonnet-4-5")
+
+
+def test_building_a_priced_model_loads_the_price_tables_in_the_background() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, threading\n"
+        "from toolwire import model, usage\n"
+        "assert 'genai_prices' not in sys.modules\n"
+        "model('openai:gpt-4.1-mini', api_key='k')\n"
+        "loader = usage.preload_prices()\n"
+        "print(loader.name, loader is not threading.current_thread())\n"
+        "loader.join(60)\n"
+        "print('genai_prices.data_snapshot' in sys.modules, usage.preload_prices() is loader)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["toolwire-price-tables True", "True True"]
+
+
+@pytest.mark.anyio
+async def test_load_prices_waits_off_the_loop_then_prices_are_known() -> None:
+    from toolwire.models.base import Usage
+    from toolwire.usage import estimate_cost, load_prices
+
+    await load_prices()
+    cost = estimate_cost([("openai", "gpt-4.1-mini", Usage(input_tokens=1000, output_tokens=100))])
+    assert cost.total is not None and cost.total > 0

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._extras import require_extra
 from ..errors import MissingApiKeyError
+from ..usage import preload_prices
 from .openai_chat import ChatProfile, OpenAIChatModel
 
 if TYPE_CHECKING:
@@ -172,6 +173,7 @@ def chat_model(
             )
     if options.get("profile") is None:  # `profile=None` means the preset's, not no quirks
         options["profile"] = preset.profile
+    preload_prices()  # so the first run's cost does not block the event loop
     return OpenAIChatModel(
         model_name, provider=preset.name, api_key=api_key, base_url=base_url, **options
     )
@@ -223,4 +225,5 @@ def anthropic(model_name: str, *, api_key: str | None = None, **options: Any) ->
         api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
         if api_key is None:
             raise MissingApiKeyError("anthropic", "ANTHROPIC_API_KEY")
+    preload_prices()  # so the first run's cost does not block the event loop
     return AnthropicModel(model_name, api_key=api_key, **options)
