@@ -346,3 +346,67 @@ def test_a_non_mcp_endpoint_is_named_as_such() -> None:
     assert done.returncode == 1
     assert "does not speak MCP" in done.stderr and "/mcp" in done.stderr, done.stderr
     assert done.stderr.count("\n") == 1
+
+
+RISKY = (
+    "from toolwire import tool\n\n"
+    "@tool(requires_approval=True)\n"
+    "def wipe(text: str) -> str:\n"
+    '    """Wipe.\n\n    Args:\n        text: What.\n    """\n'
+    "    return f'wiped {text}'\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "result", "calls"),
+    [(b"y", "wiped wipe it", 1), (b"n", "Error: not approved: the user declined", 0)],
+)
+def test_on_a_terminal_approvals_are_asked_and_the_run_resumes(
+    tmp_path: Path, answer: bytes, result: str, calls: int
+) -> None:
+    import pty
+    import select
+    import time
+
+    (tmp_path / "risky.py").write_text(RISKY)
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm", "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.Popen(
+        [*TOOLWIRE, "run", "wipe it", "--tools", "risky.py:wipe"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=tmp_path,
+        env=env,
+    )
+    os.close(slave)
+    seen = b""
+    asked = False
+    deadline = time.monotonic() + 60
+    try:
+        # Read until the command ends (EIO on the master), answering the question once asked.
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([master], [], [], left)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if not asked and b"[y/N]" in seen:
+                os.write(master, answer + b"\n")
+                asked = True
+        assert proc.wait(timeout=30) == 0
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    text = seen.decode()
+    assert 'Run wipe({"text": "wipe it"})? [y/N]' in text
+    assert "waiting for the model" in text  # the spinner, on a terminal
+    assert f"- wipe: {result}" in text
+    assert "| requests: 2 | tokens: " in text and f"| tool calls: {calls} |" in text  # both runs
+    assert "cost: unknown (the offline 'test' model has no price)" in text

@@ -6,10 +6,12 @@ Kept apart from `cli` (the commands and their options) so each stays small.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import sys
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import anyio
@@ -30,6 +32,7 @@ from ._loop import (
 from .agent import Agent
 from .errors import MissingApiKeyError
 from .models.base import TextDelta
+from .usage import Cost
 
 __all__ = [
     "ApprovalNeeded",
@@ -181,6 +184,7 @@ async def run_with_view(
         view.streaming = False
         view.close()
     _print_answer(view, result)
+    runs = [result]
     while result.stop_reason == "approval_required":
         pending = [p for p in result.pending if p.reason == "approval"]
         if not interactive:
@@ -198,7 +202,32 @@ async def run_with_view(
         finally:
             view.close()
         _print_answer(view, result)
-    return result
+        runs.append(result)
+    return _whole(runs)
+
+
+def _whole(runs: list[RunResult]) -> RunResult:
+    """The last run, with usage, trace and cost summed over the first run and its resumptions."""
+    last = runs[-1]
+    if len(runs) == 1:
+        return last
+    unknown = next((r.cost for r in runs if r.cost.total is None), None)
+    # A Cost is falsy when its total is unknown: test for None, not truth.
+    cost = (
+        unknown
+        if unknown is not None
+        else Cost(sum((r.cost.total or Decimal(0) for r in runs), Decimal(0)))
+    )
+    usage = runs[0].usage
+    for run in runs[1:]:
+        usage = usage + run.usage
+    return dataclasses.replace(
+        last,
+        usage=usage,
+        cost=cost,
+        trace=[entry for run in runs for entry in run.trace],
+        iterations=sum(r.iterations for r in runs),
+    )
 
 
 def _print_answer(view: RunView, result: RunResult) -> None:
