@@ -20,7 +20,7 @@ def readme_block(after: str) -> str:
 
 
 def test_the_ten_line_agent_runs_against_openais_api() -> None:
-    from recordings.replay import Reply, ReplayServer
+    from recordings.replay import ReplayServer, Reply
 
     code = readme_block("## An agent in ten lines")
     assert len(code.strip().splitlines()) <= 10
