@@ -266,7 +266,7 @@ def test_demo_end_to_end() -> None:
     done = run("demo")
     assert done.returncode == 0, done.stderr
     assert "1. serving" in done.stderr and "2. discovered" in done.stderr
-    assert "using the offline test model" in done.stderr
+    assert "running the agent loop with test, the offline test model" in done.stderr
     assert "4. server stopped" in done.stderr
     assert "calculator: 397.8" in done.stdout
     assert '"valid":true' in done.stdout
