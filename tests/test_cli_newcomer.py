@@ -410,3 +410,11 @@ def test_on_a_terminal_approvals_are_asked_and_the_run_resumes(
     assert f"- wipe: {result}" in text
     assert "| requests: 2 | tokens: " in text and f"| tool calls: {calls} |" in text  # both runs
     assert "cost: unknown (the offline 'test' model has no price)" in text
+
+
+def test_run_with_a_stdio_server() -> None:
+    server = f"{sys.executable} -m toolwire.cli serve --prebuilt --stdio"
+    done = run("run", "what is 6 * 7?", "--stdio", server)
+    assert done.returncode == 0, done.stderr
+    assert "calculator(" in done.stderr and "-> 42" in done.stderr
+    assert done.stdout == "Here is what the tools found:\n- calculator: 42\n"
