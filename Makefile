@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 NODE_STAMP := .ci/node/.installed
 
 .PHONY: demo test lint typecheck pytest bench setup clean
@@ -18,6 +19,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,mcp,cli,dev,bench]'
 	touch $(STAMP)
 
+# The demo needs only the MCP and command-line extras, not the test and benchmark tools.
+$(DEMO_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[mcp,cli]'
+	touch $(DEMO_STAMP)
+
 # Node 22, the MCP reference server and the conformance suite, for tests/mcp (project-local).
 $(NODE_STAMP): .ci/mcp-setup.sh
 	bash .ci/mcp-setup.sh
@@ -25,7 +31,7 @@ $(NODE_STAMP): .ci/mcp-setup.sh
 
 setup: $(STAMP) $(NODE_STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/toolwire demo
 
 lint: $(STAMP)
@@ -45,6 +51,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/loop.py
 	$(BIN)/python benchmarks/providers.py
 	$(BIN)/python benchmarks/mcp_throughput.py
+	$(BIN)/python benchmarks/import_time.py
+	$(BIN)/python benchmarks/price_tables.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .ci/node

@@ -249,22 +249,24 @@ def test_call_error_result_exits_one(served: str) -> None:
 def test_run_with_the_offline_model_and_a_live_view() -> None:
     done = run("run", "convert please", "--model", "test", "--tools", "examples.quickstart:convert")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"convert": "1.0"}
+    assert done.stdout == "Here is what the tools found:\n- convert: 1.0\n"
     assert "convert(" in done.stderr and "ok" in done.stderr
+    assert "model: test, the offline test model" in done.stderr
     assert "stop: completed" in done.stderr and "requests: 2" in done.stderr
 
 
 def test_run_over_mcp(served: str) -> None:
-    done = run("run", "check", "--model", "test", "--mcp", served, "--max-iterations", "2")
+    done = run("run", "what is 6 * 7?", "--model", "test", "--mcp", served)
     assert done.returncode == 0, done.stderr
-    assert "calculator(" in done.stderr
+    assert "calculator(" in done.stderr and "-> 42" in done.stderr
+    assert done.stdout == "Here is what the tools found:\n- calculator: 42\n"
 
 
 def test_demo_end_to_end() -> None:
     done = run("demo")
     assert done.returncode == 0, done.stderr
     assert "1. serving" in done.stderr and "2. discovered" in done.stderr
-    assert "using the offline test model" in done.stderr
+    assert "running the agent loop with test, the offline test model" in done.stderr
     assert "4. server stopped" in done.stderr
     assert "calculator: 397.8" in done.stdout
     assert '"valid":true' in done.stdout
@@ -324,53 +326,6 @@ def test_serve_stops_cleanly(sig: signal.Signals) -> None:
     assert proc.returncode == 0
     assert stderr.strip().endswith("stopped")
     assert "Traceback" not in stderr
-
-
-def test_demo_uses_a_provider_when_its_key_is_set() -> None:
-    from recordings.replay import ReplayServer, Reply
-
-    def completion(message: dict[str, object], finish: str) -> Reply:
-        return Reply.of_json(
-            200,
-            {
-                "id": "chatcmpl-demo",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "gpt-4.1-mini-2025-04-14",
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140},
-            },
-        )
-
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "calculator", "arguments": '{"expression": "6 * 7"}'},
-    }
-    replies = [
-        completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"),
-        completion({"role": "assistant", "content": "The toolbox works: 6 * 7 = 42."}, "stop"),
-    ]
-    with ReplayServer(replies) as server:
-        env = {
-            **os.environ,
-            "OPENAI_API_KEY": "sk-test",
-            "OPENAI_BASE_URL": server.base_url + "/v1",
-        }
-        env.pop("TOOLWIRE_ALLOW_MODEL_REQUESTS", None)
-        env.pop("ANTHROPIC_API_KEY", None)
-        done = subprocess.run(
-            [*TOOLWIRE, "demo"], capture_output=True, text=True, env=env, timeout=120, cwd=ROOT
-        )
-    assert done.returncode == 0, done.stderr
-    assert "using openai:gpt-4.1-mini because OPENAI_API_KEY is set" in done.stderr
-    assert "calculator(" in done.stderr and "-> 42" in done.stderr
-    assert done.stdout.strip() == "The toolbox works: 6 * 7 = 42."
-    assert "cost: $" in done.stderr  # gpt-4.1-mini has a known price
-    sent = [r.json for r in server.received]
-    assert sent[0]["model"] == "gpt-4.1-mini"
-    assert {t["function"]["name"] for t in sent[0]["tools"]} >= {"calculator", "current_datetime"}
-    assert sent[1]["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "42"}
 
 
 def test_nan_and_infinity_stay_strings() -> None:

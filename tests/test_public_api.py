@@ -37,6 +37,8 @@ EXPECTED = [
     "MemoryStore",
     "Message",
     "Middleware",
+    "MissingApiKeyError",
+    "MissingDependencyError",
     "Model",
     "ModelBase",
     "ModelConnectionError",
@@ -147,3 +149,14 @@ def test_import_pulls_in_no_provider_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_names_load_on_first_use() -> None:
+    code = (
+        "import sys, toolwire\n"
+        "print(sorted(m for m in sys.modules if m.startswith('toolwire')))\n"
+        "toolwire.Agent\n"
+        "print('toolwire._loop' in sys.modules, 'Agent' in vars(toolwire), 'Agent' in dir(toolwire))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["['toolwire']", "True True True"]

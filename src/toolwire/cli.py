@@ -1,21 +1,25 @@
 """The `toolwire` command: serve tools over MCP, inspect and call MCP servers, run the agent.
 
 Needs the `cli` and `mcp` extras (`pip install 'toolwire[cli,mcp]'`). Errors go to stderr with a
-non-zero exit code (1 for failures, 2 for bad usage) and no traceback unless `--debug`.
+non-zero exit code (1 for failures, 2 for bad usage) and no traceback unless `--debug` (given
+anywhere on the command line).
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import json
 import os
+import re
 import shlex
 import signal
 import socket
 import sys
 import time
 import typing
+import urllib.parse
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,11 +27,20 @@ from typing import Annotated, Any
 import anyio
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .errors import ToolwireError
+from . import __version__
+from ._cli_agent import (
+    ApprovalNeeded,
+    CliError,
+    RunView,
+    preview,
+    report,
+    resolve_model,
+    run_with_view,
+)
+from .errors import McpAuthError, McpConnectionError, McpError, McpProtocolError, ToolwireError
 from .results import AudioPart, ImagePart, ResourcePart, ToolResult
 from .tools import Tool, as_tool
 
@@ -46,33 +59,43 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 _state: dict[str, bool] = {"debug": False}
 
 
-class CliError(Exception):
-    """A failure the user can fix; printed without a traceback."""
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"toolwire {__version__}")
+        raise typer.Exit(0)
 
 
 @app.callback()
 def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks (also after the command).")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+        ),
+    ] = False,
 ) -> None:
-    _state["debug"] = debug
+    _state["debug"] = _state["debug"] or debug
 
 
 # --- shared helpers -----------------------------------------------------------------------------
 
 
 def load_tools(specs: Sequence[str]) -> list[Tool]:
-    """Tools from `module:attribute` specs; the attribute is a tool, a function, or a list."""
+    """Tools from `module:attribute` or `path/to/file.py:attribute` specs; the attribute is a
+    tool, a function, or a list."""
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # so `--tools mytools:search` finds ./mytools.py
     found: list[Tool] = []
     for spec in specs:
-        module_name, sep, attribute = spec.partition(":")
+        module_name, sep, attribute = spec.rpartition(":")
         if not sep or not module_name or not attribute:
-            raise CliError(f"--tools takes module:attribute, got {spec!r}")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise CliError(f"cannot import {module_name!r}: {exc}") from exc
+            raise CliError(
+                f"--tools takes module:attribute or path/to/file.py:attribute, got {spec!r}"
+            )
+        module = _import_tools(module_name)
         try:
             value = getattr(module, attribute)
         except AttributeError:
@@ -84,6 +107,28 @@ def load_tools(specs: Sequence[str]) -> list[Tool]:
             except TypeError as exc:
                 raise CliError(f"{spec}: {exc}") from exc
     return found
+
+
+def _import_tools(where: str) -> Any:
+    if not (where.endswith(".py") or "/" in where or os.sep in where):
+        try:
+            return importlib.import_module(where)
+        except ImportError as exc:
+            raise CliError(f"cannot import {where!r}: {exc}") from exc
+    path = Path(where).expanduser().resolve()
+    if not path.is_file():
+        raise CliError(f"no such file: {where}")
+    # Loaded under its own name, so the tools' functions show where they came from.
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise CliError(f"cannot load {where!r} as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(path.stem, module)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        raise CliError(f"cannot import {where!r}: {exc}") from exc
+    return module
 
 
 def prebuilt_tools() -> list[Tool]:
@@ -99,12 +144,7 @@ def _client(
 
     if (target is None) == (stdio is None):
         raise CliError("give either a server URL or --stdio 'command args'")
-    parsed_headers: dict[str, str] = {}
-    for header in headers:
-        name, sep, value = header.partition("=")
-        if not sep:
-            raise CliError(f"--header takes NAME=VALUE, got {header!r}")
-        parsed_headers[name.strip()] = value.strip()
+    parsed_headers = parse_headers(headers)
     if stdio is not None:
         words = shlex.split(stdio)
         if not words:
@@ -117,6 +157,66 @@ def _client(
     if not target.startswith(("http://", "https://")):
         raise CliError(f"{target!r} is not an http(s) URL; use --stdio for a local command")
     return McpClient(target, auth_token=token, headers=parsed_headers or None)
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def parse_headers(headers: Sequence[str]) -> dict[str, str]:
+    """`--header` values as curl takes them (`Name: value`), or as `NAME=VALUE`."""
+    parsed: dict[str, str] = {}
+    for header in headers:
+        colon, equals = header.find(":"), header.find("=")
+        split_at = colon if colon >= 0 and (equals < 0 or colon < equals) else equals
+        name, value = header[:split_at].strip(), header[split_at + 1 :].strip()
+        if split_at < 0 or not _HEADER_NAME.fullmatch(name):
+            raise CliError(f"--header takes 'Name: value' (or NAME=VALUE), got {header!r}")
+        if "\r" in value or "\n" in value:
+            raise CliError(f"--header {name}: a value cannot span lines")
+        parsed[name] = value
+    return parsed
+
+
+@contextlib.asynccontextmanager
+async def connected(
+    client: Any, url: str | None, token: str | None, headers: Sequence[str]
+) -> AsyncGenerator[Any]:
+    """`async with client`, with a hint at the usual cause when connecting fails."""
+    async with contextlib.AsyncExitStack() as stack:
+        with _explained(url or "the --stdio server", token, headers):
+            await stack.enter_async_context(client)
+        yield client
+
+
+@contextlib.contextmanager
+def _explained(where: str, token: str | None, headers: Sequence[str]) -> Generator[None]:
+    try:
+        yield
+    except McpAuthError as exc:
+        sent = token is not None or any(
+            h.lower().lstrip().startswith("authorization") for h in headers
+        )
+        if sent:
+            raise CliError(f"{where} refused the credentials given ({exc})") from exc
+        raise CliError(
+            f"{where} wants credentials ({exc}): pass --token TOKEN, or --header "
+            "'Authorization: ...'"
+        ) from exc
+    except McpProtocolError as exc:
+        if "404" in str(exc):
+            raise CliError(f"{where} answered 404: {_path_hint(where)}") from exc
+        raise CliError(f"{where} does not speak MCP ({exc}): {_path_hint(where)}") from exc
+    except McpError as exc:
+        if re.search(r"\bHTTP 404\b", str(exc)):
+            raise CliError(f"{where} answered 404: {_path_hint(where)}") from exc
+        raise
+
+
+def _path_hint(where: str) -> str:
+    parts = urllib.parse.urlsplit(where)
+    if not parts.scheme.startswith("http") or parts.path.rstrip("/").endswith("/mcp"):
+        return "check that it is an MCP server's endpoint"
+    return f"is the path right? MCP servers usually answer at {parts.scheme}://{parts.netloc}/mcp"
 
 
 def _reject_constant(name: str) -> Any:
@@ -176,11 +276,6 @@ def _prefer_strings(
         if not check.is_valid(out[key]) and check.is_valid(raw):
             out[key] = raw
     return out
-
-
-def _preview(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _print_result(result: ToolResult, save_dir: Path | None) -> None:
@@ -463,7 +558,7 @@ def list_tools(
     client = _client(url, stdio, token, header or [])
 
     async def main() -> list[Any]:
-        async with client:
+        async with connected(client, url, token, header or []):
             return list(await client.list_tools())
 
     specs = _run(main)
@@ -481,13 +576,58 @@ def list_tools(
         return
     table = Table(title=f"{len(specs)} tools")
     table.add_column("name", style="bold")
+    table.add_column("parameters")
     table.add_column("annotations")
     table.add_column("description")
     for spec in specs:
         notes = ", ".join(k for k, v in _annotation_dict(spec.annotations).items() if v is True)
         # Text cells: a description's brackets are not rich markup.
-        table.add_row(Text(spec.name), Text(notes), Text(_preview(spec.description or "", 90)))
+        table.add_row(
+            Text(spec.name),
+            Text(describe_parameters(spec.input_schema)),
+            Text(notes),
+            Text(preview(spec.description or "", 90)),
+        )
     out.print(table)
+
+
+def describe_parameters(schema: Any) -> str:
+    """`name: type` per parameter, `?` after an optional one: `expression: string, tz?: string`."""
+    if not isinstance(schema, dict):
+        return ""
+    schema = typing.cast(dict[str, Any], schema)
+    properties: Any = schema.get("properties")
+    if not isinstance(properties, dict):
+        return ""
+    required: Any = schema.get("required")
+    required_names: set[str] = (
+        set(typing.cast(list[str], required)) if isinstance(required, list) else set()
+    )
+    described: list[str] = []
+    for name, prop in typing.cast(dict[str, Any], properties).items():
+        mark = "" if name in required_names else "?"
+        described.append(f"{name}{mark}: {_type_of(prop)}")
+    return ", ".join(described)
+
+
+def _type_of(prop: Any) -> str:
+    if not isinstance(prop, dict):
+        return "any"
+    node = typing.cast(dict[str, Any], prop)
+    if "enum" in node and isinstance(node["enum"], list):
+        return " | ".join(json.dumps(v) for v in typing.cast(list[Any], node["enum"]))
+    kind = node.get("type")
+    if isinstance(kind, list):
+        return " | ".join(str(k) for k in typing.cast(list[Any], kind))
+    if isinstance(kind, str):
+        if kind == "array" and isinstance(node.get("items"), dict):
+            return f"array of {_type_of(node['items'])}"
+        return kind
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if isinstance(branches, list):
+            return " | ".join(_type_of(b) for b in typing.cast(list[Any], branches))
+    return "object" if "$ref" in node or "properties" in node else "any"
 
 
 def _annotation_dict(annotations: Any) -> dict[str, Any]:
@@ -526,9 +666,7 @@ def call(
     client = _client(url, stdio, token, header or [])
 
     async def main() -> ToolResult:
-        async with client:
-            from .mcp import McpAuthError, McpConnectionError, McpError
-
+        async with connected(client, url, token, header or []):
             try:
                 # The listing gives the tool's schema (for key=value) and its annotations.
                 specs = {spec.name: spec for spec in await client.list_tools()}
@@ -548,146 +686,141 @@ def call(
 
 # --- run, demo ------------------------------------------------------------------------------------
 
+DEMO_PROMPT = (
+    "What is 17% of 2,340, what time is it in America/Sao_Paulo, and are the CPF 529.982.247-25 "
+    "and the CNPJ 12.ABC.345/01DE-35 valid?"
+)
 
-def _model(spec: str) -> Any:
-    from .models import model
 
-    if spec == "test":
-        return model("test")
+async def _agent_run(agent: Any, prompt: str, view: RunView) -> Any:
+    interactive = sys.stdin.isatty() and err.is_terminal
     try:
-        return model(spec)
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
-
-
-def _live_view(event: Any) -> None:
-    from ._loop import FunctionCallCompleted
-
-    if isinstance(event, FunctionCallCompleted):
-        mark = "[red]error[/red]" if event.is_error else "[green]ok[/green]"
-        # Names, arguments and results are the tools' text, not markup.
-        err.print(
-            f"  {mark} [bold]{escape(event.name)}[/bold]({escape(_preview(event.arguments, 80))}) "
-            f"{event.duration * 1000:.0f} ms -> {escape(_preview(event.result.text, 100))}",
-            markup=True,
-        )
-
-
-def _report(result: Any) -> None:
-    out.print(result.text, markup=False)
-    usage = result.usage
-    cost = (
-        f"${result.cost.total:.6f}"
-        if result.cost.total is not None
-        else f"unknown ({result.cost.reason})"
-    )
-    err.print(
-        f"stop: {result.stop_reason} | requests: {usage.requests} | tokens: {usage.input_tokens} in, "
-        f"{usage.output_tokens} out | tool calls: {len(result.trace)} | cost: {cost}"
-    )
+        return await run_with_view(agent, prompt, view, interactive=interactive)
+    except ApprovalNeeded as exc:
+        err.print("error: the run stopped for approval; approvals are asked on a terminal:")
+        for call in exc.calls:
+            err.print(f"  - {call}", markup=False)
+        raise typer.Exit(1) from None
 
 
 @app.command(epilog='Example: toolwire run "What is 17% of 2,340?" --model test --prebuilt')
 def run(
     prompt: Annotated[str, typer.Argument(help="The user's message.")],
     model: Annotated[
-        str, typer.Option(help="provider:model-name, or 'test' for the offline model.")
+        str,
+        typer.Option(
+            help="provider:model-name (e.g. openai:gpt-4.1-mini), or 'test' for the offline model."
+        ),
     ] = "test",
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1."
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option(help="The API key (default: the provider's variable).")
+    ] = None,
     mcp: Annotated[list[str] | None, typer.Option(help="An MCP server URL, repeatable.")] = None,
+    stdio: Annotated[
+        list[str] | None, typer.Option(help="Start a stdio MCP server: 'command args', repeatable.")
+    ] = None,
+    token: Annotated[str | None, typer.Option(help="Bearer token for the --mcp servers.")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option(help="'Name: value' for the --mcp servers, repeatable.")
+    ] = None,
     prebuilt: Annotated[
         bool, typer.Option("--prebuilt", help="Give the agent the prebuilt tools.")
     ] = False,
     tools: Annotated[
-        list[str] | None, typer.Option("--tools", help="module:attribute, repeatable.")
+        list[str] | None,
+        typer.Option("--tools", help="module:attribute or file.py:attribute, repeatable."),
     ] = None,
     max_iterations: Annotated[int, typer.Option(help="Model requests at most.")] = 8,
     instructions: Annotated[str | None, typer.Option(help="System prompt.")] = None,
 ) -> None:
-    """Run the agent loop with a live view of each tool call, then the answer, usage and cost."""
+    """Run the agent: a line per tool call, the answer as it streams, then usage and cost.
+
+    Calls that need approval are asked y/n on a terminal; elsewhere the run stops, lists them and
+    exits with 1.
+    """
     from .agent import Agent
 
     chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
-    resolved = _model(model)
+    resolved, described = resolve_model(model, base_url, api_key)
+    clients = [_client(url, None, token, header or []) for url in mcp or []]
+    clients += [_client(None, command, None, []) for command in stdio or []]
+    targets = [*(mcp or []), *(None for _ in stdio or [])]
+    view = RunView(out, err)
 
     async def main() -> Any:
         async with contextlib.AsyncExitStack() as stack:
             remote: list[Tool] = []
-            for url in mcp or []:
-                client = _client(url, None, None, [])
-                await stack.enter_async_context(client)
+            for client, url in zip(clients, targets, strict=True):
+                await stack.enter_async_context(connected(client, url, token, header or []))
                 remote.extend(await client.tools())
             agent = Agent(
                 resolved,
                 tools=[*chosen, *remote],
                 instructions=instructions,
                 max_iterations=max_iterations,
-                subscribers=[_live_view],
+                subscribers=[view.subscriber],
             )
-            return await agent.run(prompt)
+            err.print(f"model: {described}", markup=False)
+            return await _agent_run(agent, prompt, view)
 
-    _report(_run(main))
-
-
-_PROVIDER_KEYS = (
-    ("OPENAI_API_KEY", "openai:gpt-4.1-mini"),
-    ("ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"),
-)
-
-
-def demo_model() -> tuple[Any, str]:
-    """The demo's model: a real provider when its key is set (and its adapter is known), else the
-    offline plan model; with a sentence saying which."""
-    from .models import PROVIDERS, FunctionModel, model
-
-    for variable, spec in _PROVIDER_KEYS:
-        if os.environ.get(variable) and spec.split(":")[0] in PROVIDERS:
-            return model(spec), f"using {spec} because {variable} is set"
-    return FunctionModel(_offline_plan, model_name="demo-plan"), (
-        "using the offline test model (no provider key set)"
-    )
-
-
-def _offline_plan(messages: list[Any], request: Any) -> Any:
-    """A scripted offline model: one turn of parallel calls, then an answer built from results."""
-    from .messages import ToolResultMessage
-
-    names = {t.name for t in request.tools}
-    results = [m for m in messages if isinstance(m, ToolResultMessage)]
-    if not results:
-        plan = [
-            ("calculator", {"expression": "17% of 2,340"}),
-            ("current_datetime", {"timezone": "America/Sao_Paulo"}),
-            ("br_validate_cpf", {"cpf": "529.982.247-25"}),
-            ("br_validate_cnpj", {"cnpj": "12.ABC.345/01DE-35"}),
-        ]
-        return [(name, args) for name, args in plan if name in names]
-    lines = [f"- {r.name}: {_preview(r.text, 160)}" for r in results]
-    return "Here is what the tools found:\n" + "\n".join(lines)
+    report(err, _run(main))
 
 
 @app.command(epilog="Example: toolwire demo")
-def demo() -> None:
-    """The main job: serve the prebuilt tools over MCP, discover them, run the agent, shut down."""
+def demo(
+    model: Annotated[
+        str,
+        typer.Option(help="provider:model-name to use a real model; offline by default."),
+    ] = "test",
+    base_url: Annotated[
+        str | None, typer.Option(help="The API root of an OpenAI-compatible server.")
+    ] = None,
+    api_key: Annotated[str | None, typer.Option(help="The API key for --model.")] = None,
+) -> None:
+    """The main job: serve the prebuilt tools over MCP, discover them, run the agent, shut down.
+
+    Offline, with no key, unless --model names a provider's model.
+    """
     from .agent import Agent
     from .mcp import McpClient
 
     tools = prebuilt_tools()
-    resolved, why = demo_model()
+    resolved, described = resolve_model(model, base_url, api_key)
+    # The answer comes after the steps, whole: it is not streamed between them.
+    view = RunView(out, err, stream_answer=False)
 
     async def main() -> Any:
         started = time.perf_counter()
+        failure: Exception | None = None
+        result: Any = None
         async with running_server(tools, port=0) as url:
             err.print(f"1. serving {len(tools)} prebuilt tools over MCP at {url}")
-            async with McpClient(url) as client:
-                remote = await client.tools()
-                err.print(f"2. discovered {len(remote)} tools through the MCP client")
-                err.print(f"3. running the agent loop, {why}")
-                agent = Agent(resolved, tools=remote, subscribers=[_live_view])
-                result = await agent.run("Run a quick check of the toolbox and summarise it.")
+            try:
+                async with McpClient(url) as client:
+                    remote = await client.tools()
+                    err.print(f"2. discovered {len(remote)} tools through the MCP client")
+                    err.print(f"3. running the agent loop with {described}", markup=False)
+                    err.print(f"   prompt: {DEMO_PROMPT}", markup=False)
+                    agent = Agent(resolved, tools=remote, subscribers=[view.subscriber])
+                    result = await _agent_run(agent, DEMO_PROMPT, view)
+            except Exception as exc:
+                # Raised out of the server's block, it would cancel the server mid-lifespan
+                # and uvicorn would log a page of traceback before the one-line error.
+                failure = exc
+        if failure is not None:
+            raise failure
         err.print(f"4. server stopped; {time.perf_counter() - started:.2f} s in all")
         return result
 
-    _report(_run(main))
+    result = _run(main)
+    out.print(result.text, markup=False)
+    report(err, result)
 
 
 def _unwrap(exc: BaseException) -> BaseException:
@@ -700,9 +833,14 @@ def _unwrap(exc: BaseException) -> BaseException:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolwire` command; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    # `--debug` is taken anywhere before a `--`, after the command as well as before it.
+    end = args.index("--") if "--" in args else len(args)
+    _state["debug"] = "--debug" in args[:end]
+    args = [a for i, a in enumerate(args) if i >= end or a != "--debug"]
     try:
         try:
-            code = app(args=list(argv) if argv is not None else None, standalone_mode=False)
+            code = app(args=args, standalone_mode=False, prog_name="toolwire")
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
         if isinstance(code, int):  # a command's typer.Exit(n) comes back as its return value

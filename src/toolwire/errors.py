@@ -16,6 +16,8 @@ ToolwireError                     base of everything below
 ├── ToolNameError                 a name providers reject (also a ValueError)
 ├── SchemaError                   a JSON Schema toolwire cannot use (also a ValueError)
 ├── UnsupportedError              a provider or dialect cannot do what was asked
+├── MissingDependencyError        an optional extra is not installed (also an ImportError)
+├── MissingApiKeyError            a provider's key is neither given nor in its variable (also a ValueError)
 ├── ModelError                    talking to a model went wrong
 │   ├── ModelHTTPError            the provider answered with an HTTP error (status, message)
 │   │   └── RetryableModelError   ...a 429 or 5xx: also a RetryableError, with retry_after
@@ -55,6 +57,8 @@ __all__ = [
     "McpConnectionError",
     "McpError",
     "McpProtocolError",
+    "MissingApiKeyError",
+    "MissingDependencyError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -261,6 +265,38 @@ class UnsupportedError(ToolwireError):
 
     Raised at build or request time instead of silently dropping or downgrading anything.
     """
+
+
+class MissingDependencyError(ToolwireError, ImportError):
+    """An optional extra is not installed; the message is one line naming the `pip install`.
+
+    Attributes:
+        package: The missing distribution, e.g. `"openai"`.
+        extra: The toolwire extra that brings it, e.g. `"openai"` for `toolwire[openai]`.
+    """
+
+    def __init__(self, package: str, extra: str, *, needed_by: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{needed_by} needs the {package!r} package, which is not installed: "
+            f"pip install 'toolwire[{extra}]'",
+            name=package,
+        )
+
+
+class MissingApiKeyError(ToolwireError, ValueError):
+    """A provider's API key was neither passed nor set in its environment variable.
+
+    Attributes:
+        provider: The provider, e.g. `"anthropic"`.
+        env_var: The variable the key is read from, e.g. `"ANTHROPIC_API_KEY"`.
+    """
+
+    def __init__(self, provider: str, env_var: str) -> None:
+        self.provider = provider
+        self.env_var = env_var
+        super().__init__(f"{provider} needs an API key: set {env_var} or pass api_key=...")
 
 
 class ModelError(ToolwireError):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["Cost", "RunLimits", "Usage", "estimate_cost"]
+import anyio.to_thread
+
+__all__ = ["Cost", "RunLimits", "Usage", "estimate_cost", "load_prices", "preload_prices"]
 
 _OFFLINE_PROVIDERS = frozenset({"test"})
 
@@ -95,6 +98,41 @@ class RunLimits:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive, got {value}")
+
+
+_loader_lock = threading.Lock()
+_loader: threading.Thread | None = None
+
+
+def _load_price_tables() -> None:
+    try:
+        from genai_prices import data_snapshot
+
+        data_snapshot.get_snapshot()
+    except Exception:  # not installed, or broken: `estimate_cost` says why when asked
+        return
+
+
+def preload_prices() -> threading.Thread:
+    """Start loading the price tables in a background thread (once per process); returns it.
+
+    Importing `genai-prices` takes a few tenths of a second. Done when a priced model is built,
+    the first run's cost no longer blocks the event loop for that long at its end.
+    """
+    global _loader
+    with _loader_lock:
+        if _loader is None:
+            _loader = threading.Thread(
+                target=_load_price_tables, name="toolwire-price-tables", daemon=True
+            )
+            _loader.start()
+        return _loader
+
+
+async def load_prices() -> None:
+    """Load the price tables in a worker thread and wait for them, without blocking the loop."""
+    loader = preload_prices()
+    await anyio.to_thread.run_sync(loader.join)
 
 
 def _price_usage(usage: Usage) -> Any:

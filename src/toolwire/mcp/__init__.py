@@ -6,6 +6,7 @@ package; `import toolwire.mcp` imports the official `mcp` SDK.
 
 from __future__ import annotations
 
+from . import _requirements  # noqa: F401  # pyright: ignore[reportUnusedImport] - checks the extra first
 from ._content import (
     APPROVAL_META_KEY,
     McpAuthError,

@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 PROVIDERS: dict[str, str] = {
-    "anthropic": "toolwire.models.anthropic:AnthropicModel",
+    "anthropic": "toolwire.models.providers:anthropic",
     "deepseek": "toolwire.models.providers:deepseek",
     "groq": "toolwire.models.providers:groq",
     "ollama": "toolwire.models.providers:ollama",
@@ -98,6 +98,8 @@ def model(spec: str, **options: Any) -> Model:
 
     Raises:
         ValueError: an unknown provider; the message lists the known ones.
+        MissingDependencyError: the provider's extra is not installed (the message names it).
+        MissingApiKeyError: the provider needs a key and its variable is unset.
     """
     provider, _, name = spec.partition(":")
     target = PROVIDERS.get(provider)

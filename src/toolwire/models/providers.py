@@ -1,10 +1,12 @@
-"""OpenAI-compatible providers: base URLs, API key variables and wire quirks, kept apart from the
-wire format (`openai_chat`).
+"""Providers: base URLs, API key variables and wire quirks, kept apart from the wire formats
+(`openai_chat`, `anthropic`).
 
 Each preset is a factory `preset(model_name, **options)` returning an `OpenAIChatModel`; the options
 are those of `OpenAIChatModel` (`api_key`, `base_url`, `timeout`, `max_retries`, `client`,
 `profile`, and `openai.AsyncOpenAI` options). Keys are read from the environment here, at the edge,
-and a provider never falls back to another provider's key.
+and a provider never falls back to another provider's key. A model is checked when it is built:
+a missing SDK raises `MissingDependencyError` naming the extra to install, and a missing required key
+raises `MissingApiKeyError` naming its variable.
 
 | preset              | key variable         | default base URL                 |
 |---------------------|----------------------|----------------------------------|
@@ -14,19 +16,27 @@ and a provider never falls back to another provider's key.
 | `openrouter`        | `OPENROUTER_API_KEY` | https://openrouter.ai/api/v1     |
 | `ollama`            | `OLLAMA_API_KEY` (optional) | `OLLAMA_BASE_URL` or http://localhost:11434/v1 |
 | `openai-compatible` | none (optional `api_key`)   | `base_url` is required           |
+| `anthropic`         | `ANTHROPIC_API_KEY`  | the SDK's (`ANTHROPIC_BASE_URL`) |
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._extras import require_extra
+from ..errors import MissingApiKeyError
+from ..usage import preload_prices
 from .openai_chat import ChatProfile, OpenAIChatModel
+
+if TYPE_CHECKING:
+    from .anthropic import AnthropicModel
 
 __all__ = [
     "PRESETS",
     "ProviderPreset",
+    "anthropic",
     "chat_model",
     "deepseek",
     "groq",
@@ -138,20 +148,20 @@ def chat_model(
         **options: Passed to `OpenAIChatModel` (`timeout`, `max_retries`, `client`, `profile`...).
 
     Raises:
-        ValueError: an unknown provider, a missing required key, or no base URL for
-            `openai-compatible`.
+        MissingDependencyError: the `openai` extra is not installed.
+        MissingApiKeyError: a required key is neither passed nor in the preset's variable.
+        ValueError: an unknown provider, or no base URL for `openai-compatible`.
     """
     preset = PRESETS.get(provider)
     if preset is None:
         raise ValueError(f"unknown provider {provider!r}; known: {', '.join(sorted(PRESETS))}")
     if options.get("client") is None:
+        require_extra("openai", needed_by=f"the {provider} models")
         if api_key is None and preset.key_env:
             api_key = os.environ.get(preset.key_env) or None
         if api_key is None:
-            if preset.key_required:
-                raise ValueError(
-                    f"{provider} needs an API key: pass api_key=... or set {preset.key_env}"
-                )
+            if preset.key_required and preset.key_env:
+                raise MissingApiKeyError(provider, preset.key_env)
             api_key = _NO_KEY
         if base_url is None and preset.base_url_env:
             base_url = os.environ.get(preset.base_url_env) or None
@@ -163,6 +173,7 @@ def chat_model(
             )
     if options.get("profile") is None:  # `profile=None` means the preset's, not no quirks
         options["profile"] = preset.profile
+    preload_prices()  # so the first run's cost does not block the event loop
     return OpenAIChatModel(
         model_name, provider=preset.name, api_key=api_key, base_url=base_url, **options
     )
@@ -198,3 +209,21 @@ def openai_compatible(
 ) -> OpenAIChatModel:
     """Any server speaking Chat Completions (vLLM, llama.cpp, LM Studio); `base_url` required."""
     return chat_model("openai-compatible", model_name, base_url=base_url, **options)
+
+
+def anthropic(model_name: str, *, api_key: str | None = None, **options: Any) -> AnthropicModel:
+    """Anthropic's Messages API (`ANTHROPIC_API_KEY`); options as for `AnthropicModel`.
+
+    Raises:
+        MissingDependencyError: the `anthropic` extra is not installed.
+        MissingApiKeyError: no key passed and `ANTHROPIC_API_KEY` unset.
+    """
+    from .anthropic import AnthropicModel
+
+    if options.get("client") is None:
+        require_extra("anthropic", needed_by="the anthropic models")
+        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+        if api_key is None:
+            raise MissingApiKeyError("anthropic", "ANTHROPIC_API_KEY")
+    preload_prices()  # so the first run's cost does not block the event loop
+    return AnthropicModel(model_name, api_key=api_key, **options)

@@ -1,0 +1,282 @@
+"""How `toolwire run` and `toolwire demo` show a run: a spinner while the model thinks, a line per
+tool call, the answer streamed as it comes, approvals asked on a terminal, then usage and cost.
+
+Kept apart from `cli` (the commands and their options) so each stays small.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import sys
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+
+from ._loop import (
+    FunctionCallCompleted,
+    FunctionCallStarted,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    PendingCall,
+    RunCompleted,
+    RunResult,
+)
+from .agent import Agent
+from .errors import MissingApiKeyError
+from .models.base import TextDelta
+from .usage import Cost
+
+__all__ = [
+    "ApprovalNeeded",
+    "CliError",
+    "RunView",
+    "preview",
+    "report",
+    "resolve_model",
+    "run_with_view",
+]
+
+
+class CliError(Exception):
+    """A failure the user can fix; printed without a traceback."""
+
+
+class ApprovalNeeded(Exception):
+    """The run paused for approvals and no one is at a terminal to give them.
+
+    Attributes:
+        calls: The pending calls, each as `name(arguments)`.
+    """
+
+    def __init__(self, calls: list[str]) -> None:
+        super().__init__(f"{len(calls)} call(s) need approval: " + "; ".join(calls))
+        self.calls = calls
+
+
+def preview(text: str, limit: int = 120) -> str:
+    """`text` on one line, cut at `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+class RunView:
+    """Renders one run's events: stderr for progress, stdout for the answer alone.
+
+    Args:
+        out: Where the answer goes.
+        err: Where progress goes; the spinner shows only when it is a terminal.
+        stream_answer: Print the answer as it streams; when off, the caller prints it.
+    """
+
+    def __init__(self, out: Console, err: Console, *, stream_answer: bool = True) -> None:
+        self.out = out
+        self.err = err
+        self.stream_answer = stream_answer
+        self.streaming = False
+        self.answer_open = False  # answer text printed and its line not yet ended
+        self.answered = False  # some answer text reached stdout during this run
+        self._status: Status | None = None
+
+    # -- the spinner: only while waiting, stopped before anything else is printed
+
+    def _spin(self, message: str) -> None:
+        if not self.err.is_terminal:
+            return
+        if self._status is None:
+            self._status = self.err.status(escape(message), spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(escape(message))
+
+    def _still(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def _end_answer_line(self) -> None:
+        if self.answer_open:
+            self.out.print()
+            self.answer_open = False
+
+    def close(self) -> None:
+        """Stop the spinner and end the answer's last line."""
+        self._still()
+        self._end_answer_line()
+
+    # -- events
+
+    def subscriber(self, event: Any) -> None:
+        """The agent's subscriber: renders run events unless a stream is rendering them."""
+        if not self.streaming:
+            self.show(event)
+
+    def show(self, event: Any) -> None:
+        """Render one event (a stream delta or a run event)."""
+        if isinstance(event, TextDelta):
+            if not self.stream_answer:
+                return
+            self._still()
+            self.out.print(event.text, end="", markup=False, highlight=False)
+            self.out.file.flush()
+            self.answer_open = self.answered = True
+        elif isinstance(event, ModelRequestEvent):
+            self._spin(f"waiting for the model (request {event.iteration})")
+        elif isinstance(event, ModelResponseEvent):
+            self._still()
+            self._end_answer_line()
+        elif isinstance(event, FunctionCallStarted):
+            self._spin(f"running {event.name}")
+        elif isinstance(event, FunctionCallCompleted):
+            self._still()
+            self._end_answer_line()
+            mark = "[red]error[/red]" if event.is_error else "[green]ok[/green]"
+            # Names, arguments and results are the tools' text, not markup.
+            self.err.print(
+                f"  {mark} [bold]{escape(event.name)}[/bold]"
+                f"({escape(preview(event.arguments, 80))}) {event.duration * 1000:.0f} ms "
+                f"-> {escape(preview(event.result.text, 100))}",
+                markup=True,
+            )
+        elif isinstance(event, RunCompleted):
+            self.close()
+
+
+def _describe(call: PendingCall) -> str:
+    args = json.dumps(call.call.args, ensure_ascii=False) if call.call.args else "{}"
+    return f"{call.call.name}({preview(args, 200)})"
+
+
+def _ask(err: Console, question: str) -> bool:
+    err.print(f"{question} [y/N] ", end="", markup=False)
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
+
+
+async def run_with_view(
+    agent: Agent,
+    prompt: str,
+    view: RunView,
+    *,
+    interactive: bool,
+    ask: Callable[[str], bool] | None = None,
+) -> RunResult:
+    """Run `agent` streaming into `view`; pauses for approval are asked on a terminal.
+
+    Raises:
+        ApprovalNeeded: the run paused for approval and `interactive` is false; the message
+            lists the pending calls.
+    """
+    view.streaming = True
+    try:
+        async with agent.run_stream(prompt) as stream:
+            async for event in stream:
+                view.show(event)
+        result = stream.result
+    finally:
+        view.streaming = False
+        view.close()
+    _print_answer(view, result)
+    runs = [result]
+    while result.stop_reason == "approval_required":
+        pending = [p for p in result.pending if p.reason == "approval"]
+        if not interactive:
+            raise ApprovalNeeded([_describe(p) for p in pending])
+        asker: Callable[[str], bool] = ask or functools.partial(_ask, view.err)
+        approvals: dict[str, bool | str] = {}
+        for call in pending:
+            question = f"Run {_describe(call)}?"
+            # Reading the terminal blocks: off the event loop, so nothing else stalls.
+            approved = await anyio.to_thread.run_sync(asker, question)
+            approvals[call.call.id] = True if approved else "the user declined"
+        view.answered = False
+        try:
+            result = await agent.resume(result, approvals=approvals)
+        finally:
+            view.close()
+        _print_answer(view, result)
+        runs.append(result)
+    return _whole(runs)
+
+
+def _whole(runs: list[RunResult]) -> RunResult:
+    """The last run, with usage, trace and cost summed over the first run and its resumptions."""
+    last = runs[-1]
+    if len(runs) == 1:
+        return last
+    unknown = next((r.cost for r in runs if r.cost.total is None), None)
+    # A Cost is falsy when its total is unknown: test for None, not truth.
+    cost = (
+        unknown
+        if unknown is not None
+        else Cost(sum((r.cost.total or Decimal(0) for r in runs), Decimal(0)))
+    )
+    usage = runs[0].usage
+    for run in runs[1:]:
+        usage = usage + run.usage
+    return dataclasses.replace(
+        last,
+        usage=usage,
+        cost=cost,
+        trace=[entry for run in runs for entry in run.trace],
+        iterations=sum(r.iterations for r in runs),
+    )
+
+
+def _print_answer(view: RunView, result: RunResult) -> None:
+    # Streamed answers are on screen already; a resumed run's answer arrives whole.
+    if view.stream_answer and result.text and not view.answered:
+        view.out.print(result.text, markup=False)
+        view.answered = True
+
+
+def resolve_model(spec: str, base_url: str | None, api_key: str | None) -> tuple[Any, str]:
+    """The model for `--model`, `--base-url` and `--api-key`, and how to name it to the user.
+
+    A bare model name with `--base-url` means an OpenAI-compatible server.
+    """
+    from ._offline import OFFLINE_DESCRIPTION, offline_model
+    from .models import model
+
+    if spec == "test":
+        if base_url is not None or api_key is not None:
+            raise CliError("--base-url and --api-key are for a provider's model, not 'test'")
+        return offline_model(), f"test, {OFFLINE_DESCRIPTION}"
+    if ":" not in spec and base_url is not None:
+        spec = f"openai-compatible:{spec}"
+    options: dict[str, Any] = {}
+    if base_url is not None:
+        options["base_url"] = base_url
+    if api_key is not None:
+        options["api_key"] = api_key
+    try:
+        resolved = model(spec, **options)
+    except MissingApiKeyError as exc:
+        raise CliError(
+            f"{exc.provider} needs an API key: set {exc.env_var} or pass --api-key"
+        ) from exc
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    return resolved, spec + (f" at {base_url}" if base_url else "")
+
+
+def report(err: Console, result: Any) -> None:
+    """The run's stop reason, usage and cost, on one line."""
+    usage = result.usage
+    cost = (
+        f"${result.cost.total:.6f}"
+        if result.cost.total is not None
+        else f"unknown ({result.cost.reason})"
+    )
+    err.print(
+        f"stop: {result.stop_reason} | requests: {usage.requests} | tokens: {usage.input_tokens} in, "
+        f"{usage.output_tokens} out | tool calls: {len(result.trace)} | cost: {cost}",
+        markup=False,
+    )

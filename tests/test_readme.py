@@ -1,0 +1,64 @@
+"""The README's promises, kept true: its ten-line agent runs against a provider's real API shape."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_block(after: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index(after) :]
+    found = re.search(r"^```py\n(.*?)^```", section, re.M | re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def test_the_ten_line_agent_runs_against_openais_api() -> None:
+    from recordings.replay import ReplayServer, Reply
+
+    code = readme_block("## An agent in ten lines")
+    assert len(code.strip().splitlines()) <= 10
+
+    def completion(message: dict[str, object], finish: str) -> Reply:
+        return Reply.of_json(
+            200,
+            {
+                "id": "chatcmpl-readme",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "gpt-4.1-mini-2025-04-14",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 80, "completion_tokens": 12, "total_tokens": 92},
+            },
+        )
+
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "forecast", "arguments": '{"city": "Recife", "days": 1}'},
+    }
+    replies = [
+        completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"),
+        completion({"role": "assistant", "content": "Yes: clear skies."}, "stop"),
+    ]
+    with ReplayServer(replies) as server:
+        env = {
+            **os.environ,
+            "OPENAI_API_KEY": "sk-test",
+            "OPENAI_BASE_URL": server.base_url + "/v1",
+        }
+        env.pop("TOOLWIRE_ALLOW_MODEL_REQUESTS", None)
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+        )
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"Yes: clear skies\. \(cost: \$0\.\d+\)\n", done.stdout), done.stdout
+    sent = [r.json for r in server.received]
+    assert sent[0]["tools"][0]["function"]["name"] == "forecast"
+    assert sent[1]["messages"][-1]["content"] == '{"city":"Recife","days":1,"sky":"clear"}'
