@@ -26,6 +26,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, TypeAlias, cast
 
+from ..errors import ModelError
 from .openai_chat import ChatProfile, OpenAIChatModel
 from .openai_responses import OpenAIResponsesModel
 
@@ -150,7 +151,7 @@ def _checked(provider: TokenProvider) -> Callable[[], Awaitable[str]]:
         if inspect.isawaitable(value):
             value = await value
         if not isinstance(value, str) or not value:
-            raise ValueError(
+            raise ModelError(
                 "the Azure token provider returned no token (expected a non-empty str)"
             )
         return value
