@@ -37,7 +37,7 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.models import model as resolve
-from toolwire.models.base import ModelRequest, TextDelta, ToolCallDelta
+from toolwire.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolCallDelta
 from toolwire.models.openai_responses import OpenAIResponsesModel
 from toolwire.results import AudioPart, ImagePart, TextPart
 
@@ -212,6 +212,35 @@ async def test_unknown_events_and_items_are_kept_never_a_crash() -> None:
         sent = model.wire_input([UserMessage.of("go"), completion.message])
         assert sent[1] == odd_item
     assert any(e["type"] == "response.hologram.projecting" for e in streamed.raw)
+
+
+async def test_streamed_reasoning_reads_as_the_turn_does() -> None:
+    item = {
+        "type": "reasoning",
+        "id": "rs_s",
+        "summary": [
+            {"type": "summary_text", "text": "First."},
+            {"type": "summary_text", "text": "Second."},
+        ],
+        "encrypted_content": "enc",
+    }
+    reply = events(
+        created(),
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "summary": []}},
+        {"type": "response.reasoning_summary_part.added", "output_index": 0, "summary_index": 0},
+        {"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": "First."},
+        {"type": "response.reasoning_summary_part.added", "output_index": 0, "summary_index": 1},
+        {"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": "Second."},
+        completed([item, message("ok")]),
+    )
+    with ReplayServer([reply]) as server:
+        got = await stream(connect(server, "o4-mini"))
+    completion = got[-1].completion
+    streamed = "".join(e.text for e in got if isinstance(e, ReasoningDelta))
+    assert streamed == completion.reasoning == "First.\n\nSecond."
+    block = completion.message.parts[0]
+    assert isinstance(block, ReasoningBlock) and block.provider_state == {"item": item}
+    assert server.received[0].json["include"] == ["reasoning.encrypted_content"]
 
 
 async def test_a_terminal_event_without_output_uses_the_finished_items() -> None:

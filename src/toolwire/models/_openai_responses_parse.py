@@ -336,6 +336,7 @@ class StreamAssembler:
             "response.refusal.delta": self._text,
             "response.reasoning_summary_text.delta": self._reasoning,
             "response.reasoning_text.delta": self._reasoning,
+            "response.reasoning_summary_part.added": self._summary_part,
             "response.output_item.added": self._added,
             "response.function_call_arguments.delta": self._arguments,
             "response.output_item.done": self._item_done,
@@ -368,6 +369,11 @@ class StreamAssembler:
     def _reasoning(self, event: dict[str, Any]) -> StreamEvent | None:
         delta = event.get("delta")
         return ReasoningDelta(delta) if isinstance(delta, str) and delta else None
+
+    def _summary_part(self, event: dict[str, Any]) -> StreamEvent | None:
+        # The turn joins an item's summary parts with a blank line; the stream says so too.
+        index = event.get("summary_index")
+        return ReasoningDelta("\n\n") if isinstance(index, int) and index > 0 else None
 
     def _position(self, index: Any) -> int:
         position = self.calls.get(index)
