@@ -334,6 +334,17 @@ async def test_missing_or_conflicting_configuration_is_refused(
         azure("dep", endpoint="https://x", api_key="k")
     with pytest.raises(ValueError, match="api must be"):
         azure("dep", endpoint="https://x", api_key="k", api="assistants")  # type: ignore[arg-type]
+    from openai import AsyncAzureOpenAI
+
+    own = AsyncAzureOpenAI(
+        azure_endpoint="https://r.openai.azure.com", api_version="v", api_key="k"
+    )
+    passed = azure("dep", client=own)
+    assert isinstance(passed, OpenAIChatModel) and passed.client is own
+    assert passed.profile.content_filter_error
+    await passed.aclose()
+    assert not own.is_closed()  # the caller's client stays open
+    await own.close()
     # The Responses v1 route needs no version.
     monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://r.openai.azure.com")
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")

@@ -68,13 +68,26 @@ def azure(
         timeout: Seconds per request.
         max_retries: The SDK's own retries (0: the caller decides).
         **options: Passed to the model (`OpenAIChatModel`: `profile`; `OpenAIResponsesModel`:
-            `store`, `encrypted_reasoning`, `previous_response_id`...) and to
-            `openai.AsyncAzureOpenAI` (`default_headers`, `http_client`).
+            `store`, `encrypted_reasoning`, `previous_response_id`), `client=` (a ready
+            `openai.AsyncAzureOpenAI`, which stays the caller's), or to the client built here
+            (`default_headers`, `http_client`...).
 
     Raises:
         ValueError: no endpoint, no credentials or both kinds, no API version for Chat
             Completions, or an unknown `api`.
     """
+    model_keys = _MODEL_OPTIONS.get(api)
+    if model_keys is None:
+        raise ValueError(f"azure api must be 'chat-completions' or 'responses', not {api!r}")
+    model_options = {k: options.pop(k) for k in list(options) if k in model_keys}
+    client = options.pop("client", None)
+    if client is not None:  # the caller's client: used as it is, never rebuilt nor closed
+        if api == "chat-completions":
+            model_options.setdefault("profile", AZURE_PROFILE)
+            return OpenAIChatModel(deployment, provider="azure", client=client, **model_options)
+        return OpenAIResponsesModel(
+            deployment, provider="azure", client=client, content_filter_error=True, **model_options
+        )
     endpoint = endpoint or os.environ.get("AZURE_OPENAI_ENDPOINT") or None
     if endpoint is None:
         raise ValueError(
@@ -93,10 +106,6 @@ def azure(
     if token_provider is not None:
         auth["azure_ad_token_provider"] = _checked(token_provider)
     root = endpoint.rstrip("/")
-    model_keys = _MODEL_OPTIONS.get(api)
-    if model_keys is None:
-        raise ValueError(f"azure api must be 'chat-completions' or 'responses', not {api!r}")
-    model_options = {k: options.pop(k) for k in list(options) if k in model_keys}
     client_options: dict[str, Any] = {**auth, "max_retries": max_retries, **options}
     if timeout is not None:
         client_options["timeout"] = timeout
