@@ -5,6 +5,7 @@ server-sent event stream for adapters that parse the bytes themselves."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
@@ -13,7 +14,7 @@ import anyio.lowlevel
 from .._util import retry_after_from_headers
 from ..errors import ModelHTTPError, ModelResponseError, RetryableModelError
 
-__all__ = ["LoopBoundClient", "OwnsClient", "http_error", "iter_sse"]
+__all__ = ["LoopBoundClient", "OwnsClient", "http_error", "iter_sse", "openai_clients"]
 
 
 class _SdkClient(Protocol):
@@ -52,6 +53,49 @@ class LoopBoundClient(Generic[ClientT]):
         """Close the client if the adapter built it."""
         if self._factory is not None:
             await self.current.close()
+
+
+def openai_clients(
+    provider: str,
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    timeout: float | None,
+    max_retries: int,
+    client: Any,
+    client_factory: Callable[[], Any] | None,
+    client_options: Mapping[str, Any],
+) -> LoopBoundClient[Any]:
+    """The `openai` SDK client an OpenAI-API adapter holds: one it builds (from a factory, or
+    from the key and URL), or the caller's `client`, used as it is.
+
+    Raises:
+        ValueError: no API key (`OPENAI_API_KEY` is read for provider `"openai"` only).
+    """
+    if client_factory is not None:
+        return LoopBoundClient(client_factory(), client_factory)
+    if client is not None:
+        return LoopBoundClient(client, None)
+    from openai import AsyncOpenAI
+
+    if api_key is None and provider == "openai":
+        api_key = os.environ.get("OPENAI_API_KEY")
+    if not api_key:
+        raise ValueError(
+            f"{provider} needs an API key: pass api_key=... "
+            + ("or set OPENAI_API_KEY" if provider == "openai" else "")
+        )
+    options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
+    if base_url is not None:
+        options["base_url"] = base_url
+    if timeout is not None:
+        options["timeout"] = timeout
+    options.update(client_options)
+    # An HTTP client passed in belongs to the caller: never rebuilt nor closed here.
+    owned = "http_client" not in client_options
+    return LoopBoundClient(
+        AsyncOpenAI(**options), (lambda: AsyncOpenAI(**options)) if owned else None
+    )
 
 
 class OwnsClient:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -49,7 +48,7 @@ from ..messages import (
 )
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolDefinition
-from ._client import LoopBoundClient, OwnsClient, http_error
+from ._client import OwnsClient, http_error, openai_clients
 from ._openai_chat_parse import (
     REASONING_FIELDS,
     Answer,
@@ -173,32 +172,16 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         self._model_name = model_name
         self._provider = provider
         self.profile = profile or ChatProfile()
-        if client_factory is not None:
-            client = client_factory()
-            self._clients = LoopBoundClient(client, client_factory)
-        elif client is None:
-            from openai import AsyncOpenAI
-
-            if api_key is None and provider == "openai":
-                api_key = os.environ.get("OPENAI_API_KEY")
-            if not api_key:
-                raise ValueError(
-                    f"{provider} needs an API key: pass api_key=... "
-                    + ("or set OPENAI_API_KEY" if provider == "openai" else "")
-                )
-            options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
-            if base_url is not None:
-                options["base_url"] = base_url
-            if timeout is not None:
-                options["timeout"] = timeout
-            options.update(client_options)
-            # An HTTP client passed in belongs to the caller: never rebuilt nor closed here.
-            owned = "http_client" not in client_options
-            self._clients = LoopBoundClient(
-                AsyncOpenAI(**options), (lambda: AsyncOpenAI(**options)) if owned else None
-            )
-        else:
-            self._clients = LoopBoundClient(client, None)
+        self._clients = openai_clients(
+            provider,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            client=client,
+            client_factory=client_factory,
+            client_options=client_options,
+        )
         self.max_retries = self._clients.current.max_retries
 
     @property

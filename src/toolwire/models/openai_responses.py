@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -62,7 +61,7 @@ from ..messages import (
 )
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolDefinition
-from ._client import LoopBoundClient, OwnsClient, http_error, iter_sse
+from ._client import OwnsClient, http_error, iter_sse, openai_clients
 from ._openai_responses_parse import StreamAssembler, parse_response
 from .base import (
     CallIds,
@@ -155,31 +154,16 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         self.previous_response_id = previous_response_id
         self.query = dict(query or {})
         self.content_filter_error = content_filter_error
-        if client_factory is not None:
-            client = client_factory()
-            self._clients = LoopBoundClient(client, client_factory)
-        elif client is None:
-            from openai import AsyncOpenAI
-
-            if api_key is None and provider == "openai":
-                api_key = os.environ.get("OPENAI_API_KEY")
-            if not api_key:
-                raise ValueError(
-                    f"{provider} needs an API key: pass api_key=... "
-                    + ("or set OPENAI_API_KEY" if provider == "openai" else "")
-                )
-            options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
-            if base_url is not None:
-                options["base_url"] = base_url
-            if timeout is not None:
-                options["timeout"] = timeout
-            options.update(client_options)
-            owned = "http_client" not in client_options
-            self._clients = LoopBoundClient(
-                AsyncOpenAI(**options), (lambda: AsyncOpenAI(**options)) if owned else None
-            )
-        else:
-            self._clients = LoopBoundClient(client, None)
+        self._clients = openai_clients(
+            provider,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            client=client,
+            client_factory=client_factory,
+            client_options=client_options,
+        )
         self.max_retries = self._clients.current.max_retries
 
     @property
