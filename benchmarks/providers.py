@@ -4,7 +4,8 @@ Each recorded SSE stream (`../shared/recordings/`) is served from memory by an i
 transport, so no socket or server thread is timed. Both sides use the same SDK client and the same
 transport; they differ only in what they do with the chunks: toolwire's adapter
 (`stream_complete`, deltas and the final `Completion`) against the SDK's own accumulation helper
-(`ChatCompletionStreamState`, then `get_final_completion()`). The best of several repeats is kept.
+(`ChatCompletionStreamState`, then `get_final_completion()`; for the Responses API
+`responses.stream()`, then `get_final_response()`). The best of several repeats is kept.
 
 To add a provider, append a `Case` to `CASES`: a label, a cassette, and two functions taking the
 stream's bytes, one parsing it through toolwire and one through the SDK's helper. The Anthropic
@@ -109,6 +110,50 @@ def sdk_chat() -> Parse:
     return parse
 
 
+def toolwire_responses() -> Parse:
+    """Parse a Responses stream with toolwire's adapter."""
+    from toolwire.errors import ModelResponseError
+    from toolwire.models.base import CompletionDone
+    from toolwire.models.openai_responses import OpenAIResponsesModel
+
+    body = type("Body", (_Body,), {})
+    model = OpenAIResponsesModel("bench-model", client=_openai_client(body))
+
+    async def parse(data: bytes) -> object:
+        body.data = data
+        completion = None
+        try:
+            async for event in model.stream_complete("hi"):
+                if isinstance(event, CompletionDone):
+                    completion = event.completion
+        except ModelResponseError as exc:
+            return exc
+        return completion
+
+    return parse
+
+
+def sdk_responses() -> Parse:
+    """Accumulate a Responses stream with the SDK's helper (`responses.stream()`, then
+    `get_final_response()`)."""
+    import openai
+
+    body = type("Body", (_Body,), {})
+    client = _openai_client(body)
+
+    async def parse(data: bytes) -> object:
+        body.data = data
+        try:
+            async with client.responses.stream(model="bench-model", input="hi") as stream:
+                async for _ in stream:
+                    pass
+                return await stream.get_final_response()
+        except openai.APIError as exc:
+            return exc
+
+    return parse
+
+
 CASES: list[Case] = [
     Case(
         "openai_chat",
@@ -124,6 +169,18 @@ CASES: list[Case] = [
     ),
     Case(
         "groq", "groq/test_tool_use_failed_error_streaming.yaml", toolwire_chat("groq"), sdk_chat()
+    ),
+    Case(
+        "openai_responses",
+        "openai_responses/test_openai_responses_stream.yaml",
+        toolwire_responses(),
+        sdk_responses(),
+    ),
+    Case(
+        "openai_responses",
+        "openai_responses/test_openai_include_raw_annotations_streaming.yaml",
+        toolwire_responses(),
+        sdk_responses(),
     ),
 ]
 

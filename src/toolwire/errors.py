@@ -317,6 +317,7 @@ class ModelHTTPError(ModelError):
         status_code: The HTTP status.
         provider: Which provider answered.
         body: The decoded error body, when there was one.
+        request_id: The provider's id for the request (for its support), when it sent one.
     """
 
     def __init__(
@@ -326,11 +327,13 @@ class ModelHTTPError(ModelError):
         *,
         provider: str | None = None,
         body: object = None,
+        request_id: str | None = None,
     ) -> None:
         self.status_code = status_code
         self.provider = provider
         self.body = body
         self.message = message
+        self.request_id = request_id
         who = f"{provider} " if provider else ""
         super().__init__(f"{who}HTTP {status_code}: {message}")
 
@@ -346,8 +349,11 @@ class RetryableModelError(ModelHTTPError, RetryableError):
         provider: str | None = None,
         body: object = None,
         retry_after: float | None = None,
+        request_id: str | None = None,
     ) -> None:
-        ModelHTTPError.__init__(self, status_code, message, provider=provider, body=body)
+        ModelHTTPError.__init__(
+            self, status_code, message, provider=provider, body=body, request_id=request_id
+        )
         self.retry_after = retry_after
 
 
@@ -375,6 +381,7 @@ class ModelStreamError(ModelResponseError):
         code: The provider's error code, when it gave one.
         body: The decoded error object.
         failed_generation: What the model wrote before the provider refused it, when given.
+        request_id: The provider's id for the request, when it sent one.
     """
 
     def __init__(
@@ -385,12 +392,14 @@ class ModelStreamError(ModelResponseError):
         code: str | None = None,
         body: object = None,
         failed_generation: str | None = None,
+        request_id: str | None = None,
     ) -> None:
         super().__init__(message)
         self.provider = provider
         self.code = code
         self.body = body
         self.failed_generation = failed_generation
+        self.request_id = request_id
 
 
 class ModelRequestsForbidden(ModelError):

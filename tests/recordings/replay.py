@@ -121,6 +121,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    query: str = ""
 
     @property
     def json(self) -> Any:
@@ -203,11 +204,9 @@ class ReplayServer:
             def _serve(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
+                path, _, query = self.path.partition("?")
                 received = Received(
-                    self.command,
-                    self.path.split("?")[0],
-                    {k.lower(): v for k, v in self.headers.items()},
-                    body,
+                    self.command, path, {k.lower(): v for k, v in self.headers.items()}, body, query
                 )
                 reply = server._next(received)
                 self.send_response(reply.status)

@@ -82,11 +82,13 @@ __all__ = [
 
 PROVIDERS: dict[str, str] = {
     "anthropic": "toolwire.models.providers:anthropic",
+    "azure": "toolwire.models.azure:azure",
     "deepseek": "toolwire.models.providers:deepseek",
     "groq": "toolwire.models.providers:groq",
     "ollama": "toolwire.models.providers:ollama",
     "openai": "toolwire.models.providers:openai",
     "openai-compatible": "toolwire.models.providers:openai_compatible",
+    "openai-responses": "toolwire.models.openai_responses:OpenAIResponsesModel",
     "openrouter": "toolwire.models.providers:openrouter",
     "test": "toolwire.models.testing:TestModel",
 }

@@ -21,6 +21,7 @@ from ..messages import (
     TextBlock,
     ToolCallBlock,
 )
+from ._client import iter_sse as read_sse
 from .base import (
     CallIds,
     Completion,
@@ -262,43 +263,9 @@ def stream_error(data: Mapping[str, Any]) -> Exception:
 # --- streaming ------------------------------------------------------------------------------------
 
 
-async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
-    """The JSON payloads of a server-sent event stream, in order.
-
-    Anthropic names each event inside its payload (`type`); the `event:` line is used only when a
-    payload lacks one.
-    """
-    data: list[str] = []
-    name = ""
-    async for line in lines:
-        if line:
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            elif line.startswith("event:"):
-                name = line[6:].strip()
-            continue
-        if data:
-            yield _decode_event(data, name)
-            data = []
-            name = ""
-    if data:
-        yield _decode_event(data, name)
-
-
-def _decode_event(data: list[str], name: str) -> dict[str, Any]:
-    text = data[0] if len(data) == 1 else "\n".join(data)
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        raise ModelResponseError(
-            f"Anthropic sent an event that is not JSON: {text!r:.200}"
-        ) from None
-    if not isinstance(payload, dict):
-        raise ModelResponseError(f"Anthropic sent an event that is not an object: {text!r:.200}")
-    payload = cast(dict[str, Any], payload)
-    if "type" not in payload and name:
-        payload["type"] = name
-    return payload
+def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
+    """The JSON payloads of Anthropic's server-sent event stream, in order."""
+    return read_sse(lines, "Anthropic")
 
 
 class _Open:

@@ -1,17 +1,20 @@
 """Plumbing shared by the SDK adapters: the client they hold (rebuilt per event loop when the
-adapter built it) and the mapping of an HTTP error answer to toolwire's errors."""
+adapter built it), the mapping of an HTTP error answer to toolwire's errors, and the reading of a
+server-sent event stream for adapters that parse the bytes themselves."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Generic, Protocol, Self, TypeVar
+import json
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
 import anyio.lowlevel
 
 from .._util import retry_after_from_headers
-from ..errors import ModelHTTPError, RetryableModelError
+from ..errors import ModelHTTPError, ModelResponseError, RetryableModelError
 
-__all__ = ["LoopBoundClient", "OwnsClient", "http_error"]
+__all__ = ["LoopBoundClient", "OwnsClient", "http_error", "iter_sse", "openai_clients"]
 
 
 class _SdkClient(Protocol):
@@ -52,6 +55,49 @@ class LoopBoundClient(Generic[ClientT]):
             await self.current.close()
 
 
+def openai_clients(
+    provider: str,
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    timeout: float | None,
+    max_retries: int,
+    client: Any,
+    client_factory: Callable[[], Any] | None,
+    client_options: Mapping[str, Any],
+) -> LoopBoundClient[Any]:
+    """The `openai` SDK client an OpenAI-API adapter holds: one it builds (from a factory, or
+    from the key and URL), or the caller's `client`, used as it is.
+
+    Raises:
+        ValueError: no API key (`OPENAI_API_KEY` is read for provider `"openai"` only).
+    """
+    if client_factory is not None:
+        return LoopBoundClient(client_factory(), client_factory)
+    if client is not None:
+        return LoopBoundClient(client, None)
+    from openai import AsyncOpenAI
+
+    if api_key is None and provider == "openai":
+        api_key = os.environ.get("OPENAI_API_KEY")
+    if not api_key:
+        raise ValueError(
+            f"{provider} needs an API key: pass api_key=... "
+            + ("or set OPENAI_API_KEY" if provider == "openai" else "")
+        )
+    options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
+    if base_url is not None:
+        options["base_url"] = base_url
+    if timeout is not None:
+        options["timeout"] = timeout
+    options.update(client_options)
+    # An HTTP client passed in belongs to the caller: never rebuilt nor closed here.
+    owned = "http_client" not in client_options
+    return LoopBoundClient(
+        AsyncOpenAI(**options), (lambda: AsyncOpenAI(**options)) if owned else None
+    )
+
+
 class OwnsClient:
     """`aclose()` and `async with` for adapters holding a `LoopBoundClient`."""
 
@@ -69,7 +115,13 @@ class OwnsClient:
 
 
 def http_error(
-    status: int, message: str, *, provider: str, body: object, headers: Mapping[str, str]
+    status: int,
+    message: str,
+    *,
+    provider: str,
+    body: object,
+    headers: Mapping[str, str],
+    request_id: str | None = None,
 ) -> ModelHTTPError:
     """An HTTP error answer as toolwire's error: 429 and 5xx are retryable, with `retry_after`."""
     if status == 429 or status >= 500:
@@ -79,5 +131,52 @@ def http_error(
             provider=provider,
             body=body,
             retry_after=retry_after_from_headers(headers),
+            request_id=request_id,
         )
-    return ModelHTTPError(status, message, provider=provider, body=body)
+    return ModelHTTPError(status, message, provider=provider, body=body, request_id=request_id)
+
+
+async def iter_sse(lines: AsyncIterator[str], who: str) -> AsyncIterator[dict[str, Any]]:
+    """The JSON payloads of a server-sent event stream, in order.
+
+    Providers name each event inside its payload (`type`); the `event:` line is used only when a
+    payload lacks one. A `data: [DONE]` end marker is skipped.
+
+    Raises:
+        ModelResponseError: an event that is not a JSON object (`who` names the provider).
+    """
+    data: list[str] = []
+    name = ""
+    async for line in lines:
+        if line:
+            if line.startswith("data:"):
+                data.append(line[6:] if line.startswith("data: ") else line[5:])
+            elif line.startswith("event:"):
+                name = line[6:].strip()
+            continue
+        if data:
+            event = _decode_event(data, name, who)
+            if event is not None:
+                yield event
+            data = []
+            name = ""
+    if data:
+        event = _decode_event(data, name, who)
+        if event is not None:
+            yield event
+
+
+def _decode_event(data: list[str], name: str, who: str) -> dict[str, Any] | None:
+    text = data[0] if len(data) == 1 else "\n".join(data)
+    if text == "[DONE]":
+        return None
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        raise ModelResponseError(f"{who} sent an event that is not JSON: {text!r:.200}") from None
+    if not isinstance(payload, dict):
+        raise ModelResponseError(f"{who} sent an event that is not an object: {text!r:.200}")
+    payload = cast(dict[str, Any], payload)
+    if "type" not in payload and name:
+        payload["type"] = name
+    return payload

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -49,7 +48,7 @@ from ..messages import (
 )
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolDefinition
-from ._client import LoopBoundClient, OwnsClient, http_error
+from ._client import OwnsClient, http_error, openai_clients
 from ._openai_chat_parse import (
     REASONING_FIELDS,
     Answer,
@@ -114,6 +113,9 @@ class ChatProfile:
         media: The server reads images, audio and files; a text-only server (DeepSeek) raises
             `UnsupportedError` for them in user turns, and a tool's media stay described in its
             result's text.
+        content_filter_error: A turn the content filter stopped raises `ModelStreamError`
+            (code `content_filter`) naming the filtered categories (Azure), instead of finishing
+            with `content_filter`; a refused prompt's HTTP error names them too.
     """
 
     reasoning_replay: Literal["omit", "field", "think_tags"] = "omit"
@@ -124,6 +126,7 @@ class ChatProfile:
     file_urls: bool = False
     system_role: Literal["system", "developer"] = "system"
     media: bool = True
+    content_filter_error: bool = False
 
 
 class OpenAIChatModel(OwnsClient, ModelBase):
@@ -140,6 +143,9 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         max_retries: The SDK's own retries; 0 leaves retrying to the caller (`with_retry`).
         client: A ready `openai.AsyncOpenAI`; the key, URL, timeout and retries are then ignored.
         profile: The server's quirks.
+        client_factory: Builds the SDK client this model owns (rebuilt for each event loop,
+            closed by `aclose`), e.g. an `AsyncAzureOpenAI`; the key, URL, timeout and retries
+            are then ignored.
         **client_options: Passed to `openai.AsyncOpenAI` (e.g. `default_headers`, `http_client`).
 
     Raises:
@@ -160,35 +166,23 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         max_retries: int = 0,
         client: AsyncOpenAI | None = None,
         profile: ChatProfile | None = None,
+        client_factory: Callable[[], AsyncOpenAI] | None = None,
         **client_options: Any,
     ) -> None:
         self._model_name = model_name
         self._provider = provider
-        self.max_retries = max_retries if client is None else client.max_retries
         self.profile = profile or ChatProfile()
-        if client is None:
-            from openai import AsyncOpenAI
-
-            if api_key is None and provider == "openai":
-                api_key = os.environ.get("OPENAI_API_KEY")
-            if not api_key:
-                raise ValueError(
-                    f"{provider} needs an API key: pass api_key=... "
-                    + ("or set OPENAI_API_KEY" if provider == "openai" else "")
-                )
-            options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
-            if base_url is not None:
-                options["base_url"] = base_url
-            if timeout is not None:
-                options["timeout"] = timeout
-            options.update(client_options)
-            # An HTTP client passed in belongs to the caller: never rebuilt nor closed here.
-            owned = "http_client" not in client_options
-            self._clients = LoopBoundClient(
-                AsyncOpenAI(**options), (lambda: AsyncOpenAI(**options)) if owned else None
-            )
-        else:
-            self._clients = LoopBoundClient(client, None)
+        self._clients = openai_clients(
+            provider,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            client=client,
+            client_factory=client_factory,
+            client_options=client_options,
+        )
+        self.max_retries = self._clients.current.max_retries
 
     @property
     def client(self) -> AsyncOpenAI:
@@ -481,6 +475,8 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             else None,
         )
         finish = answer.finish if isinstance(answer.finish, str) else None
+        if finish == "content_filter" and self.profile.content_filter_error:
+            raise self._filtered(answer)
         return Completion(
             message=message,
             usage=usage_of(answer.usage),
@@ -501,8 +497,19 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             message = _provider_message(exc.body) or exc.message
+            if self.profile.content_filter_error:
+                from .azure import filtered_categories
+
+                categories = filtered_categories(exc.body)
+                if categories:
+                    message = f"{message} (content filter: {', '.join(categories)})"
             return http_error(
-                status, message, provider=provider, body=exc.body, headers=exc.response.headers
+                status,
+                message,
+                provider=provider,
+                body=exc.body,
+                headers=exc.response.headers,
+                request_id=exc.request_id,
             )
         if isinstance(exc, openai.APITimeoutError):
             return ModelConnectionError(f"{provider} did not answer in time", provider=provider)
@@ -517,6 +524,19 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         if isinstance(exc, ValueError):  # undecodable JSON in a stream or a body
             return ModelResponseError(f"{provider} sent a broken response: {exc}")
         return exc
+
+    def _filtered(self, answer: Answer) -> ModelStreamError:
+        from .azure import filtered_categories
+
+        categories = filtered_categories(answer.raw)
+        named = ", ".join(categories) if categories else "no category given"
+        return ModelStreamError(
+            f"{self._provider}'s content filter stopped the answer ({named})",
+            provider=self._provider,
+            code="content_filter",
+            body=answer.raw,
+            failed_generation=answer.text or None,
+        )
 
     def _stream_error(self, body: object, fallback: str | None = None) -> ModelStreamError:
         message = _provider_message(body) or fallback or "an unknown error"

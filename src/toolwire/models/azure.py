@@ -1,0 +1,222 @@
+"""Azure OpenAI (`azure:DEPLOYMENT`): OpenAI's wire APIs behind Azure's endpoints and credentials.
+
+Nothing here maps messages: Chat Completions is `OpenAIChatModel` and the Responses v1 API is
+`OpenAIResponsesModel`, both with provider `"azure"` and an `openai.AsyncAzureOpenAI` client, so
+each replays exactly the state it replays for OpenAI. What Azure adds is kept here:
+
+- Where: the resource endpoint (`endpoint=` or `AZURE_OPENAI_ENDPOINT`). Chat Completions goes to
+  `{endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...` (`api_version=`,
+  `AZURE_OPENAI_API_VERSION` or `OPENAI_API_VERSION`); the Responses API to the version-less v1
+  route `{endpoint}/openai/v1/responses` with the deployment as the model (an `api_version=`
+  argument, e.g. `"preview"`, is added when given; the environment's dated versions are not).
+- Who: an API key (`api_key=` or `AZURE_OPENAI_API_KEY`, sent as `api-key`) or a Microsoft Entra
+  ID token provider (`token_provider=`: any callable returning a token, or an awaitable of one,
+  called before each request and sent as `Authorization: Bearer`). With `azure-identity`:
+  `get_bearer_token_provider(DefaultAzureCredential(), "https://cognitiveservices.azure.com/.default")`.
+- The content filter: a turn Azure's filter stopped raises `ModelStreamError` with code
+  `content_filter`, naming the filtered categories (and severities) and keeping the partial text
+  in `failed_generation`; a prompt the filter refused is a `ModelHTTPError` (400) whose message
+  names the categories.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal, TypeAlias, cast
+
+from ..errors import ModelError
+from .openai_chat import ChatProfile, OpenAIChatModel
+from .openai_responses import OpenAIResponsesModel
+
+__all__ = ["AZURE_PROFILE", "TokenProvider", "azure", "filtered_categories"]
+
+TokenProvider: TypeAlias = Callable[[], "str | Awaitable[str]"]
+"""A Microsoft Entra ID token source: returns a bearer token, or an awaitable of one."""
+
+AZURE_PROFILE = ChatProfile(content_filter_error=True)
+"""Azure's Chat Completions quirks: content-filter stops raise, naming the categories."""
+
+_VERSION_VARS = ("AZURE_OPENAI_API_VERSION", "OPENAI_API_VERSION")
+
+
+def azure(
+    deployment: str,
+    *,
+    api: Literal["chat-completions", "responses"] = "chat-completions",
+    endpoint: str | None = None,
+    api_key: str | None = None,
+    token_provider: TokenProvider | None = None,
+    api_version: str | None = None,
+    timeout: float | None = None,
+    max_retries: int = 0,
+    **options: Any,
+) -> OpenAIChatModel | OpenAIResponsesModel:
+    """A model deployed on Azure OpenAI.
+
+    Args:
+        deployment: The deployment's name (it is the model Azure runs).
+        api: `"chat-completions"` or `"responses"` (the v1 Responses API).
+        endpoint: The resource, e.g. `"https://my-resource.openai.azure.com"`;
+            `AZURE_OPENAI_ENDPOINT` when not given.
+        api_key: The resource key; `AZURE_OPENAI_API_KEY` when neither it nor a token provider
+            is given.
+        token_provider: A Microsoft Entra ID token source, instead of a key.
+        api_version: The API version; for Chat Completions `AZURE_OPENAI_API_VERSION` or
+            `OPENAI_API_VERSION` when not given.
+        timeout: Seconds per request.
+        max_retries: The SDK's own retries (0: the caller decides).
+        **options: Passed to the model (`OpenAIChatModel`: `profile`; `OpenAIResponsesModel`:
+            `store`, `encrypted_reasoning`, `previous_response_id`), `client=` (a ready
+            `openai.AsyncAzureOpenAI`, which stays the caller's), or to the client built here
+            (`default_headers`, `http_client`...).
+
+    Raises:
+        ValueError: no endpoint, no credentials or both kinds, no API version for Chat
+            Completions, or an unknown `api`.
+    """
+    model_keys = _MODEL_OPTIONS.get(api)
+    if model_keys is None:
+        raise ValueError(f"azure api must be 'chat-completions' or 'responses', not {api!r}")
+    model_options = {k: options.pop(k) for k in list(options) if k in model_keys}
+    client = options.pop("client", None)
+    if client is not None:  # the caller's client: used as it is, never rebuilt nor closed
+        if api == "chat-completions":
+            model_options.setdefault("profile", AZURE_PROFILE)
+            return OpenAIChatModel(deployment, provider="azure", client=client, **model_options)
+        return OpenAIResponsesModel(
+            deployment, provider="azure", client=client, content_filter_error=True, **model_options
+        )
+    endpoint = endpoint or os.environ.get("AZURE_OPENAI_ENDPOINT") or None
+    if endpoint is None:
+        raise ValueError(
+            "azure needs the resource endpoint: pass endpoint=... or set AZURE_OPENAI_ENDPOINT"
+        )
+    if api_key is not None and token_provider is not None:
+        raise ValueError("azure takes an API key or a token provider, not both")
+    if api_key is None and token_provider is None:
+        api_key = os.environ.get("AZURE_OPENAI_API_KEY") or None
+        if api_key is None:
+            raise ValueError(
+                "azure needs credentials: pass api_key=..., set AZURE_OPENAI_API_KEY, or pass "
+                "token_provider=... (Microsoft Entra ID)"
+            )
+    auth: dict[str, Any] = {"api_key": api_key} if api_key is not None else {}
+    if token_provider is not None:
+        auth["azure_ad_token_provider"] = _checked(token_provider)
+    root = endpoint.rstrip("/")
+    client_options: dict[str, Any] = {**auth, "max_retries": max_retries, **options}
+    if timeout is not None:
+        client_options["timeout"] = timeout
+    if api == "chat-completions":
+        version = api_version or next(
+            (v for v in (os.environ.get(n) for n in _VERSION_VARS) if v), None
+        )
+        if version is None:
+            raise ValueError(
+                "azure Chat Completions needs an API version: pass api_version=... or set "
+                "AZURE_OPENAI_API_VERSION or OPENAI_API_VERSION (e.g. 2024-10-21)"
+            )
+        client_options.update(azure_endpoint=root, azure_deployment=deployment, api_version=version)
+        model_options.setdefault("profile", AZURE_PROFILE)
+        return OpenAIChatModel(
+            deployment,
+            provider="azure",
+            client_factory=_factory(client_options),
+            **model_options,
+        )
+    from openai import omit
+
+    # The v1 route takes no dated version; the SDK's Azure client insists on one, so the query
+    # parameter is left out of each request unless the caller named a version.
+    client_options.update(base_url=f"{root}/openai/v1", api_version=api_version or "v1")
+    query: dict[str, object] = {} if api_version else {"api-version": omit}
+    return OpenAIResponsesModel(
+        deployment,
+        provider="azure",
+        client_factory=_factory(client_options),
+        query=query,
+        content_filter_error=True,
+        **model_options,
+    )
+
+
+_MODEL_OPTIONS = {
+    "chat-completions": frozenset({"profile"}),
+    "responses": frozenset({"store", "encrypted_reasoning", "previous_response_id"}),
+}
+
+
+def _factory(options: dict[str, Any]) -> Callable[[], Any]:
+    from openai import AsyncAzureOpenAI
+
+    return lambda: AsyncAzureOpenAI(**options)
+
+
+def _checked(provider: TokenProvider) -> Callable[[], Awaitable[str]]:
+    async def token() -> str:
+        value: Any = provider()
+        if inspect.isawaitable(value):
+            value = await value
+        if not isinstance(value, str) or not value:
+            raise ModelError(
+                "the Azure token provider returned no token (expected a non-empty str)"
+            )
+        return value
+
+    return token
+
+
+def filtered_categories(found: object) -> list[str]:
+    """The content-filter categories Azure marked as filtered anywhere in a response or error body.
+
+    Azure reports them under `content_filter_results` (per choice, per prompt) or
+    `content_filter_result` (in a refused request's `innererror`), as `{category: {"filtered":
+    bool, "severity": ...}}`; each filtered one is named with its severity or what matched.
+    """
+    names: list[str] = []
+    _walk(found, names, 0)
+    return list(dict.fromkeys(names))
+
+
+def _walk(node: object, names: list[str], depth: int) -> None:
+    if depth > 8:
+        return
+    if isinstance(node, Mapping):
+        for key, value in cast(Mapping[str, Any], node).items():
+            if key in ("content_filter_results", "content_filter_result") and isinstance(
+                value, Mapping
+            ):
+                _collect(cast(Mapping[str, Any], value), names)
+            else:
+                _walk(value, names, depth + 1)
+    elif isinstance(node, list):
+        for value in cast(list[Any], node):
+            _walk(value, names, depth + 1)
+    else:
+        to_dict = getattr(node, "model_dump", None)
+        if callable(to_dict):
+            _walk(to_dict(), names, depth + 1)
+
+
+def _collect(results: Mapping[str, Any], names: list[str]) -> None:
+    for category, found in results.items():
+        if not isinstance(found, Mapping):
+            continue
+        verdict = cast(Mapping[str, Any], found)
+        if verdict.get("filtered") is not True:
+            continue
+        detail: Any = verdict.get("severity")
+        if detail is None:
+            matched: Any = verdict.get("details")
+            if isinstance(matched, list):
+                ids = [
+                    str(cast(Mapping[str, Any], d).get("id"))
+                    for d in cast(list[Any], matched)
+                    if isinstance(d, Mapping) and cast(Mapping[str, Any], d).get("id")
+                ]
+                detail = ", ".join(ids) or None
+            elif verdict.get("detected") is True:
+                detail = "detected"
+        names.append(f"{category} ({detail})" if detail else category)
