@@ -64,12 +64,15 @@ __all__ = [
 PROVIDERS: dict[str, str] = {
     "anthropic": "toolwire.models.anthropic:AnthropicModel",
     "deepseek": "toolwire.models.providers:deepseek",
+    "gemini": "toolwire.models.google:gemini",
+    "google": "toolwire.models.google:gemini",
     "groq": "toolwire.models.providers:groq",
     "ollama": "toolwire.models.providers:ollama",
     "openai": "toolwire.models.providers:openai",
     "openai-compatible": "toolwire.models.providers:openai_compatible",
     "openrouter": "toolwire.models.providers:openrouter",
     "test": "toolwire.models.testing:TestModel",
+    "vertex": "toolwire.models.google:vertex",
 }
 """Provider prefix -> `module:factory`; the factory takes the model name and the options."""
 
