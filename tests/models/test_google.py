@@ -401,10 +401,10 @@ def test_another_providers_turn_goes_without_state() -> None:
         ToolResultMessage.from_result("toolu_1", "lookup", __import__("toolwire").text_result("a")),
     ]
     contents, _ = made.request_parts(ModelRequest(messages=history))
-    parts = contents[1].parts or []
-    assert [p.text for p in parts if p.text] == ["Let me look."]
-    assert all(p.thought is not True for p in parts)
-    signatures_sent = [p.thought_signature for p in parts]
+    parts = contents[1]["parts"]
+    assert [p["text"] for p in parts if "text" in p] == ["Let me look."]
+    assert all("thought" not in p for p in parts)
+    signatures_sent = [p.get("thought_signature") for p in parts]
     # Gemini's documented placeholder on the first call, nothing else.
     assert signatures_sent == [None, b"skip_thought_signature_validator", None]
 

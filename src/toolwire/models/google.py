@@ -216,7 +216,7 @@ class GeminiModel(OwnsClient, ModelBase):
 
     def request_parts(
         self, request: ModelRequest
-    ) -> tuple[list[types.Content], types.GenerateContentConfig]:
+    ) -> tuple[list[dict[str, Any]], types.GenerateContentConfig]:
         """The `contents` and the `GenerateContentConfig` this model sends for a request."""
         from google.genai import types
 
@@ -253,9 +253,7 @@ class GeminiModel(OwnsClient, ModelBase):
             if tool_config:
                 fields["tool_config"] = tool_config
         if system:
-            fields["system_instruction"] = types.Content(
-                role=_ROLE_USER, parts=[types.Part(text=system)]
-            )
+            fields["system_instruction"] = {"role": _ROLE_USER, "parts": [{"text": system}]}
         if options.timeout is not None:
             fields["http_options"] = types.HttpOptions(timeout=int(options.timeout * 1000))
         # Calls go back to the caller: the SDK must never run them itself.
@@ -353,24 +351,22 @@ def _calling_config(choice: ToolChoice, names: list[str]) -> dict[str, Any] | No
 
 def wire_contents(
     messages: Sequence[Message], owns: Callable[[AssistantMessage], bool]
-) -> tuple[str, list[types.Content]]:
-    """The system instruction and the `contents`; consecutive same-role turns are merged.
+) -> tuple[str, list[dict[str, Any]]]:
+    """The system instruction and the `contents` (the SDK's dict forms, which it reads faster
+    than its own objects); consecutive same-role turns are merged.
 
     `owns` tells the turns whose provider state may go back (`ModelBase.owns`).
     """
-    from google.genai import types
-
     system: list[str] = []
-    contents: list[types.Content] = []
+    contents: list[dict[str, Any]] = []
 
-    def push(role: str, parts: list[types.Part]) -> None:
+    def push(role: str, parts: list[Any]) -> None:
         if not parts:
             return
-        last = contents[-1] if contents else None
-        if last is not None and last.role == role and last.parts is not None:
-            last.parts.extend(parts)
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
         else:
-            contents.append(types.Content(role=role, parts=parts))
+            contents.append({"role": role, "parts": parts})
 
     for message in messages:
         if isinstance(message, SystemMessage):
@@ -385,29 +381,36 @@ def wire_contents(
     return "\n\n".join(system), contents
 
 
-def _model_parts(message: AssistantMessage, same: bool) -> list[types.Part]:
-    from google.genai import types
+def _signed(part: dict[str, Any], signature: bytes | None) -> dict[str, Any]:
+    if signature is not None:
+        part["thought_signature"] = signature
+    return part
 
-    out: list[types.Part] = []
+
+def _model_parts(message: AssistantMessage, same: bool) -> list[Any]:
+    out: list[Any] = []
     first_call = True
     for part in message.parts:
         state = part.provider_state if same else None
         signature = decode_signature(state.get("thought_signature")) if state else None
         if isinstance(part, TextBlock):
             if part.text or signature is not None:
-                out.append(types.Part(text=part.text, thought_signature=signature))
+                out.append(_signed({"text": part.text}, signature))
         elif isinstance(part, ToolCallBlock):
             if not same and first_call:
                 signature = SKIP_SIGNATURE
             first_call = False
-            call = types.FunctionCall(id=part.id, name=part.name, args=_args(part.arguments))
-            out.append(types.Part(function_call=call, thought_signature=signature))
+            call = {"id": part.id, "name": part.name, "args": _args(part.arguments)}
+            out.append(_signed({"function_call": call}, signature))
         elif not same:
             continue  # reasoning and server-side parts stay with the provider that wrote them
         elif isinstance(part, ReasoningBlock):
             if part.text or signature is not None:
-                out.append(types.Part(text=part.text, thought=True, thought_signature=signature))
+                out.append(_signed({"text": part.text, "thought": True}, signature))
         elif state is not None and isinstance(state.get("part"), Mapping):
+            from google.genai import types
+
+            # The SDK's own JSON form of the part, read back by the SDK (bytes from base64).
             out.append(types.Part.model_validate_json(json.dumps(state["part"])))
     return out
 
@@ -422,35 +425,30 @@ def _args(arguments: str) -> dict[str, Any]:
     return cast(dict[str, Any], value) if isinstance(value, dict) else {}
 
 
-def _blob_part(data: bytes | None, url: str | None, mime_type: str) -> types.Part:
-    from google.genai import types
-
+def _blob_part(data: bytes | None, url: str | None, mime_type: str) -> dict[str, Any]:
     if url is not None:
-        return types.Part(file_data=types.FileData(file_uri=url, mime_type=mime_type))
-    return types.Part(inline_data=types.Blob(data=data or b"", mime_type=mime_type))
+        return {"file_data": {"file_uri": url, "mime_type": mime_type}}
+    return {"inline_data": {"data": data or b"", "mime_type": mime_type}}
 
 
-def _user_part(part: TextPart | ImagePart | AudioPart | FilePart) -> types.Part:
-    from google.genai import types
-
+def _user_part(part: TextPart | ImagePart | AudioPart | FilePart) -> dict[str, Any]:
     if isinstance(part, TextPart):
-        return types.Part(text=part.text)
-    if isinstance(part, (ImagePart, AudioPart)):
-        return _blob_part(part.data, getattr(part, "url", None), part.mime_type)
+        return {"text": part.text}
+    if isinstance(part, ImagePart):
+        return _blob_part(part.data, part.url, part.mime_type)
+    if isinstance(part, AudioPart):
+        return _blob_part(part.data, None, part.mime_type)
     return _blob_part(part.data, part.url, part.mime_type)
 
 
-def _function_response(message: ToolResultMessage) -> types.Part:
-    from google.genai import types
-
-    media: list[types.FunctionResponsePart] = []
+def _function_response(message: ToolResultMessage) -> dict[str, Any]:
+    media: list[dict[str, Any]] = []
     texts: list[str] = []
     for item in message.content:
         if isinstance(item, TextPart):
             texts.append(item.text)
         elif isinstance(item, ImagePart) and item.data is not None:
-            blob = types.FunctionResponseBlob(data=item.data, mime_type=item.mime_type)
-            media.append(types.FunctionResponsePart(inline_data=blob))
+            media.append({"inline_data": {"data": item.data, "mime_type": item.mime_type}})
         elif isinstance(item, ImagePart):
             texts.append(f"[image {item.url}]")
         elif isinstance(item, ResourcePart):
@@ -470,11 +468,10 @@ def _function_response(message: ToolResultMessage) -> types.Part:
         response = cast(dict[str, Any], value)
     else:
         response = {"output": value}
-    return types.Part(
-        function_response=types.FunctionResponse(
-            id=message.call_id, name=message.name, response=response, parts=media or None
-        )
-    )
+    wire: dict[str, Any] = {"id": message.call_id, "name": message.name, "response": response}
+    if media:
+        wire["parts"] = media
+    return {"function_response": wire}
 
 
 # --- providers ------------------------------------------------------------------------------------
