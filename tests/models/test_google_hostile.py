@@ -15,13 +15,14 @@ from recordings.replay import ReplayServer, Reply, sse
 from toolwire import UnsupportedError, tool
 from toolwire.errors import (
     ModelConnectionError,
+    ModelError,
     ModelHTTPError,
     ModelResponseError,
     ModelStreamError,
     RetryableModelError,
 )
 from toolwire.models.base import Completion, CompletionDone
-from toolwire.models.google import GeminiModel, gemini
+from toolwire.models.google import GeminiModel, gemini, vertex
 
 
 @asynccontextmanager
@@ -140,6 +141,14 @@ async def test_nobody_listening() -> None:
         port = probe.getsockname()[1]
     async with gemini("gemini-2.5-flash", api_key="k", base_url=f"http://127.0.0.1:{port}") as made:
         with anyio.fail_after(20), pytest.raises(ModelConnectionError):
+            await made.complete("hi")
+
+
+@pytest.mark.anyio
+async def test_vertex_without_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+    async with vertex("gemini-2.5-flash", project="p", base_url="http://127.0.0.1:9") as made:
+        with anyio.fail_after(20), pytest.raises(ModelError, match="credentials"):
             await made.complete("hi")
 
 

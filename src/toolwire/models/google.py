@@ -170,6 +170,7 @@ class GeminiModel(OwnsClient, ModelBase):
             RetryableModelError: HTTP 429 or 5xx.
             ModelHTTPError: another HTTP error.
             ModelConnectionError: no answer (connection refused, timeout).
+            ModelError: no usable credentials (Vertex AI without application default credentials).
             ModelStreamError: a blocked prompt or answer (the code names the reason and the
                 message the categories), or `MALFORMED_FUNCTION_CALL`.
             ModelResponseError: an answer toolwire cannot use.
@@ -269,6 +270,7 @@ class GeminiModel(OwnsClient, ModelBase):
     def _error(self, exc: Exception, *, streaming: bool = False) -> Exception:
         import httpx
         import httpx2
+        from google.auth import exceptions as auth_errors
         from google.genai import errors
 
         if isinstance(exc, ModelError):
@@ -282,6 +284,12 @@ class GeminiModel(OwnsClient, ModelBase):
             return http_error(
                 exc.code or 0, str(message), provider=self._provider, body=details, headers=headers
             )
+        if isinstance(exc, auth_errors.TransportError):
+            return ModelConnectionError(
+                f"Could not reach Google to get credentials: {exc}", provider=self._provider
+            )
+        if isinstance(exc, auth_errors.GoogleAuthError):
+            return ModelError(f"{who} credentials are missing or refused: {exc}")
         if isinstance(exc, (httpx2.TimeoutException, httpx.TimeoutException)):
             return ModelConnectionError(
                 f"{who} did not answer in time: {exc!r}", provider=self._provider
