@@ -20,6 +20,7 @@ from google.oauth2.credentials import Credentials
 
 from recordings.replay import Interaction, ReplayServer, Reply, load_cassette
 from toolwire import (
+    Agent,
     AssistantMessage,
     ReasoningBlock,
     ServerToolCallBlock,
@@ -425,3 +426,30 @@ def test_providers_resolve_and_need_credentials(monkeypatch: pytest.MonkeyPatch)
     made = model("vertex:gemini-2.5-flash", credentials=Credentials(token="t"))
     assert isinstance(made, GeminiModel) and made.provider == "vertex"
     assert made.client._api_client.location == "europe-west4"  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.anyio
+async def test_agent_loop_on_vertex_with_search_beside_a_function() -> None:
+    name = "test_google_vertex_tool_combination_omits_include_server_side_tool_invocations"
+    get_user_city = tool(
+        name="get_user_city",
+        description="The city the user lives in.",
+        parameters={"type": "object", "properties": {}},
+        execute=lambda args: "San Francisco",
+    )
+    first = cassette(name)[0].request_json
+    settings = {"tools": [{"googleSearch": {}}], **first["generationConfig"]}
+    async with replayed(name) as (server, made):
+        agent = Agent(
+            made,
+            instructions="You are a helpful chatbot.",
+            tools=[get_user_city],
+            settings=settings,
+        )
+        result = await agent.run(first["contents"][0]["parts"][0]["text"])
+    sent = [r.json for r in server.received]
+    recorded = [i.request_json for i in cassette(name)]
+    assert [normalised(s) for s in sent] == [normalised(r) for r in recorded]
+    assert "San Francisco" in result.text
+    assert result.usage.requests == 2
+    assert load_history(dump_history(result.messages)) == result.messages

@@ -3,7 +3,9 @@ prompts and answers, calls Gemini could not produce. Each one ends in a document
 
 from __future__ import annotations
 
+import json
 import socket
+import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -292,3 +294,56 @@ async def test_thoughts_stream_as_reasoning_and_replay_with_their_signature() ->
         {"text": "Let me think more.", "thought": True},
         {"text": "Answer.", "thoughtSignature": "c2lnbmF0dXJl"},
     ]
+
+
+@pytest.mark.anyio
+async def test_an_error_object_inside_the_stream() -> None:
+    good = answer(candidate([{"text": "Hel"}], finish=None))
+    error = {"error": {"code": 503, "message": "The model is overloaded", "status": "UNAVAILABLE"}}
+    async with serving([Reply.of_sse(sse([good, error]))]) as (_, made):
+        with pytest.raises(RetryableModelError, match="overloaded"):
+            await streamed(made)
+
+
+def _cut_server() -> tuple[socket.socket, str]:
+    """A server that promises a long stream, sends one event, and hangs up."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    chunk = json.dumps(answer(candidate([{"text": "Hel"}], finish=None)))
+    event = f"data: {chunk}\r\n\r\n".encode()
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += connection.recv(65536)
+            head, _, body = request.partition(b"\r\n\r\n")
+            length = int(
+                next(
+                    line.split(b":")[1]
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
+            )
+            while len(body) < length:
+                body += connection.recv(65536)
+            connection.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                + f"content-length: {len(event) + 5000}\r\n\r\n".encode()
+                + event
+            )
+
+    threading.Thread(target=serve, daemon=True).start()
+    host, port = listener.getsockname()
+    return listener, f"http://{host}:{port}"
+
+
+@pytest.mark.anyio
+async def test_a_stream_cut_by_the_connection() -> None:
+    listener, url = _cut_server()
+    with listener:
+        async with gemini("gemini-2.5-flash", api_key="k", base_url=url) as made:
+            with anyio.fail_after(20), pytest.raises(ModelResponseError, match="cut"):
+                await streamed(made)

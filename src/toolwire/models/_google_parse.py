@@ -160,12 +160,13 @@ class ResponseAssembler:
         if content is not None and content.parts:
             for part in content.parts:
                 event = self._part(part)
-                if event is not None:
-                    events.append(event)
-                    if isinstance(event, ToolCallDelta) and event.arguments == "":
-                        call = self.parts[-1]
-                        assert isinstance(call, ToolCallBlock)
-                        events.append(ToolCallDelta(index=event.index, arguments=call.arguments))
+                if event is None:
+                    continue
+                events.append(event)
+                call = self.parts[-1]
+                if isinstance(event, ToolCallDelta) and isinstance(call, ToolCallBlock):
+                    # A call comes whole: its arguments follow its name as one delta.
+                    events.append(ToolCallDelta(index=event.index, arguments=call.arguments))
         if candidate.finish_reason is not None:
             self.finish = _enum(candidate.finish_reason)
         if candidate.finish_message:
@@ -228,8 +229,6 @@ class ResponseAssembler:
             state: dict[str, Any] | None = None
             if signature is not None:
                 state = {"thought_signature": encode_signature(signature)}
-            if call.id:
-                state = {**(state or {}), "id_sent": True}
             arguments = json.dumps(call.args if call.args is not None else {}, ensure_ascii=False)
             self.parts.append(ToolCallBlock(call_id, name, arguments, provider_state=state))
             return ToolCallDelta(index=index, id=call_id, name=name)

@@ -242,10 +242,9 @@ class GeminiModel(OwnsClient, ModelBase):
         raw_tools: list[Any] = list(cast(Sequence[Any], extra.pop("tools", None) or ()))
         raw_tools.extend(request.native_tools)
         fields.update(extra)
-        tools: list[types.Tool] = [types.Tool.model_validate(t) for t in raw_tools]
+        tools: list[Any] = list(raw_tools)
         if request.definitions:
-            declarations = [_declaration(d) for d in request.definitions]
-            tools.append(types.Tool(function_declarations=declarations))
+            tools.append({"function_declarations": [_declaration(d) for d in request.definitions]})
         if tools:
             fields["tools"] = tools
             tool_config = _tool_config(fields.get("tool_config"), request, bool(raw_tools))
@@ -307,19 +306,13 @@ class GeminiModel(OwnsClient, ModelBase):
 # --- the conversation on the wire -----------------------------------------------------------------
 
 
-def _declaration(definition: ToolDefinition) -> types.FunctionDeclaration:
-    from google.genai import types
-
-    parameters = dict(definition.parameters)
-    declaration = types.FunctionDeclaration(
-        name=definition.name, description=definition.description
-    )
-    if parameters.get("properties") or parameters.get("type") not in (None, "object"):
-        declaration.parameters = types.Schema.model_validate(parameters)
-    else:
-        # A function without arguments: an empty object schema.
-        declaration.parameters = types.Schema.model_validate({"type": "object", "properties": {}})
-    return declaration
+def _declaration(definition: ToolDefinition) -> dict[str, Any]:
+    # The gemini dialect's schema is the OpenAPI subset the SDK's `Schema` reads.
+    return {
+        "name": definition.name,
+        "description": definition.description,
+        "parameters": definition.parameters,
+    }
 
 
 def _tool_config(given: object, request: ModelRequest, has_raw_tools: bool) -> dict[str, Any]:
