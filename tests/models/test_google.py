@@ -453,3 +453,29 @@ async def test_agent_loop_on_vertex_with_search_beside_a_function() -> None:
     assert "San Francisco" in result.text
     assert result.usage.requests == 2
     assert load_history(dump_history(result.messages)) == result.messages
+
+
+def test_state_written_through_the_gemini_api_is_not_replayed_to_vertex() -> None:
+    turn = AssistantMessage(
+        parts=[
+            ServerToolCallBlock(
+                "c1", "code_execution", provider_state={"part": {"executableCode": {"code": "1"}}}
+            ),
+            ToolCallBlock("a", "lookup", "{}", provider_state={"thought_signature": "c2ln"}),
+        ],
+        provider="google",
+        api="generate-content",
+    )
+    history: list[Message] = [UserMessage.of("hi"), turn]
+    on_vertex = vertex("gemini-2.5-flash", project="p", credentials=Credentials(token="t"))
+    on_gemini = gemini("gemini-2.5-flash", api_key="k")
+    foreign, _ = on_vertex.request_parts(ModelRequest(messages=history))
+    own, _ = on_gemini.request_parts(ModelRequest(messages=history))
+    assert foreign[1]["parts"] == [
+        {
+            "function_call": {"id": "a", "name": "lookup", "args": {}},
+            "thought_signature": b"skip_thought_signature_validator",
+        }
+    ]
+    assert len(own[1]["parts"]) == 2
+    assert own[1]["parts"][1]["thought_signature"] == b"sig"

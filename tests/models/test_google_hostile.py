@@ -4,6 +4,7 @@ prompts and answers, calls Gemini could not produce. Each one ends in a document
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -347,3 +348,69 @@ async def test_a_stream_cut_by_the_connection() -> None:
         async with gemini("gemini-2.5-flash", api_key="k", base_url=url) as made:
             with anyio.fail_after(20), pytest.raises(ModelResponseError, match="cut"):
                 await streamed(made)
+
+
+def camel(value: Any) -> Any:
+    """The SDK writes some nested fields by their Python names, which the API also reads."""
+    if isinstance(value, dict):
+        return {
+            re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): camel(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [camel(v) for v in value]
+    return value
+
+
+@pytest.mark.anyio
+async def test_media_in_user_turns_and_tool_results_on_the_wire() -> None:
+    from toolwire import (
+        AssistantMessage,
+        AudioPart,
+        FilePart,
+        ImagePart,
+        TextPart,
+        ToolCallBlock,
+        ToolResultMessage,
+        UserMessage,
+    )
+    from toolwire.results import ToolResult
+
+    history = [
+        UserMessage(
+            [
+                TextPart("Look:"),
+                ImagePart(data=b"\x89PNG", mime_type="image/png"),
+                FilePart(url="gs://bucket/report.pdf", mime_type="application/pdf"),
+                AudioPart(data=b"RIFF", mime_type="audio/wav"),
+            ]
+        ),
+        AssistantMessage(
+            [ToolCallBlock("c1", "lookup", '{"city": "Recife"}')],
+            provider="google",
+            api="generate-content",
+        ),
+        ToolResultMessage.from_result(
+            "c1",
+            "lookup",
+            ToolResult([TextPart("a chart"), ImagePart(data=b"GIF8", mime_type="image/gif")]),
+        ),
+        ToolResultMessage.from_result(
+            "c2", "lookup", ToolResult([TextPart("no such city")], is_error=True)
+        ),
+    ]
+    async with serving([Reply.of_json(200, answer(candidate([{"text": "ok"}])))]) as (server, made):
+        await made.complete(history=history)
+    contents = camel(server.received[0].json["contents"])
+    assert contents[0]["parts"] == [
+        {"text": "Look:"},
+        {"inlineData": {"data": "iVBORw==", "mimeType": "image/png"}},
+        {"fileData": {"fileUri": "gs://bucket/report.pdf", "mimeType": "application/pdf"}},
+        {"inlineData": {"data": "UklGRg==", "mimeType": "audio/wav"}},
+    ]
+    assert contents[1]["parts"] == [
+        {"functionCall": {"id": "c1", "name": "lookup", "args": {"city": "Recife"}}}
+    ]
+    first, second = contents[2]["parts"]
+    assert first["functionResponse"]["response"] == {"output": "a chart"}
+    assert first["functionResponse"]["parts"][0]["inlineData"]["mimeType"] == "image/gif"
+    assert second["functionResponse"]["response"] == {"error": "no such city"}
