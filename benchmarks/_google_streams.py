@@ -78,8 +78,11 @@ def sdk_gemini() -> Parse:
             model="bench-model", contents="hi", config=config
         )
         async for chunk in stream:
-            if chunk.text:
-                texts.append(chunk.text)
+            # The parts themselves: `chunk.text` would log a warning for every chunk with a call.
+            for candidate in chunk.candidates or ():
+                for part in (candidate.content.parts if candidate.content else None) or ():
+                    if part.text:
+                        texts.append(part.text)
             usage = chunk.usage_metadata or usage
         return "".join(texts), usage
 

@@ -265,6 +265,9 @@ async def test_requests_gemini_cannot_take() -> None:
             await made.complete("hi", tools=[lookup], settings={"parallel_tool_calls": False})
         with pytest.raises(UnsupportedError, match="not among the tools"):
             await made.complete("hi", tools=[lookup], tool_choice="other")
+        choice = {"mode": "AUTO", "stream_function_call_arguments": True}
+        with pytest.raises(UnsupportedError, match="whole"):
+            await made.complete("hi", tools=[lookup], tool_choice=choice)
         with pytest.raises(UnsupportedError, match="settings"):
             await made.complete("hi", settings={"no_such_field": 1})
     assert server.received == []

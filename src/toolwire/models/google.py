@@ -67,7 +67,6 @@ from .base import (
 
 if TYPE_CHECKING:
     from google import genai
-    from google.genai import types
 
 __all__ = ["SKIP_SIGNATURE", "GeminiModel", "gemini", "vertex"]
 
@@ -215,11 +214,9 @@ class GeminiModel(OwnsClient, ModelBase):
 
     # --- requests ---------------------------------------------------------------------------
 
-    def request_parts(
-        self, request: ModelRequest
-    ) -> tuple[list[dict[str, Any]], types.GenerateContentConfig]:
-        """The `contents` and the `GenerateContentConfig` this model sends for a request."""
-        from google.genai import types
+    def request_parts(self, request: ModelRequest) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The `contents` and the `GenerateContentConfig` (as the SDK's dict form) this model
+        sends for a request."""
 
         system, contents = wire_contents(request.messages, self.owns)
         options = request.settings
@@ -255,25 +252,27 @@ class GeminiModel(OwnsClient, ModelBase):
         if system:
             fields["system_instruction"] = {"role": _ROLE_USER, "parts": [{"text": system}]}
         if options.timeout is not None:
-            fields["http_options"] = types.HttpOptions(timeout=int(options.timeout * 1000))
+            fields["http_options"] = {"timeout": int(options.timeout * 1000)}
         # Calls go back to the caller: the SDK must never run them itself.
-        fields["automatic_function_calling"] = types.AutomaticFunctionCallingConfig(disable=True)
-        try:
-            config = types.GenerateContentConfig.model_validate(fields)
-        except ValueError as exc:
-            raise UnsupportedError(f"Gemini cannot take these settings: {exc}") from exc
-        return contents, config
+        fields["automatic_function_calling"] = {"disable": True}
+        # A dict: the SDK validates the config itself, and a second validation here would cost
+        # as much as reading a short answer.
+        return contents, fields
 
     # --- errors -------------------------------------------------------------------------------
 
     def _error(self, exc: Exception, *, streaming: bool = False) -> Exception:
         import httpx
         import httpx2
+        import pydantic
         from google.auth import exceptions as auth_errors
         from google.genai import errors
 
         if isinstance(exc, ModelError):
             return exc
+        if isinstance(exc, pydantic.ValidationError) and not exc.title.endswith("Response"):
+            # The SDK refused the request before sending it (a setting it does not know).
+            return UnsupportedError(f"Gemini cannot take this request's settings: {exc}")
         who = "Vertex AI" if self.vertexai else "Gemini"
         if isinstance(exc, errors.APIError):
             response: Any = getattr(exc, "response", None)
@@ -324,16 +323,33 @@ def _tool_config(given: object, request: ModelRequest, has_raw_tools: bool) -> d
 
         if isinstance(given, types.ToolConfig):
             config.update(given.model_dump(exclude_none=True))
-    if "function_calling_config" in config or "functionCallingConfig" in config:
+    given_calling = config.get("function_calling_config", config.get("functionCallingConfig"))
+    if given_calling is not None:
+        _check_calling(given_calling)
         return config
     calling = _calling_config(request.tool_choice, [d.name for d in request.definitions])
     if calling is not None:
+        _check_calling(calling)
         if not request.definitions and has_raw_tools and calling.get("mode") != "NONE":
             raise UnsupportedError(
                 "Gemini cannot be made to use a built-in tool; no function tool was given"
             )
         config["function_calling_config"] = calling
     return config
+
+
+def _check_calling(config: object) -> None:
+    streamed = False
+    if isinstance(config, Mapping):
+        fields = cast(Mapping[str, Any], config)
+        streamed = bool(
+            fields.get("stream_function_call_arguments")
+            or fields.get("streamFunctionCallArguments")
+        )
+    if streamed:
+        raise UnsupportedError(
+            "toolwire reads Gemini's function calls whole; leave stream_function_call_arguments unset"
+        )
 
 
 def _calling_config(choice: ToolChoice, names: list[str]) -> dict[str, Any] | None:
