@@ -417,3 +417,26 @@ async def test_media_in_user_turns_and_tool_results_on_the_wire() -> None:
     assert first["functionResponse"]["response"] == {"output": "a chart"}
     assert first["functionResponse"]["parts"][0]["inlineData"]["mimeType"] == "image/gif"
     assert second["functionResponse"]["response"] == {"error": "no such city"}
+
+
+def test_run_sync_twice_rebuilds_the_client_for_each_event_loop() -> None:
+    from toolwire import Agent
+
+    replies = [Reply.of_json(200, answer(candidate([{"text": f"answer {n}"}]))) for n in (1, 2)]
+    with ReplayServer(replies) as server:
+        agent = Agent(gemini("gemini-2.5-flash", api_key="k", base_url=server.base_url))
+        assert agent.run_sync("one").text == "answer 1"
+        assert agent.run_sync("two").text == "answer 2"
+    assert len(server.received) == 2
+
+
+@pytest.mark.anyio
+async def test_a_slow_answer_times_out() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()  # accepts the connection, never answers
+    with listener:
+        url = "http://{}:{}".format(*listener.getsockname())
+        async with gemini("gemini-2.5-flash", api_key="k", base_url=url) as made:
+            with anyio.fail_after(20), pytest.raises(ModelConnectionError, match="in time"):
+                await made.complete("hi", settings={"timeout": 0.2})

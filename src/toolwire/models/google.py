@@ -500,7 +500,7 @@ def gemini(
     api_key: str | None = None,
     base_url: str | None = None,
     api_version: str = "v1beta",
-    timeout: float | None = None,
+    timeout: float | None = 600.0,
     client: genai.Client | None = None,
     **provider_options: Any,
 ) -> GeminiModel:
@@ -512,7 +512,7 @@ def gemini(
         api_key: The API key.
         base_url: Another endpoint (a proxy, a local replay server).
         api_version: The API version (`v1beta` has every feature the adapter uses).
-        timeout: Seconds per request; `settings.timeout` overrides it per request.
+        timeout: Seconds per request (`None`: wait for ever); `settings.timeout` overrides it.
         client: A ready `google.genai.Client` (the arguments above are then ignored).
         **provider_options: `GenerateContentConfig` defaults (e.g. `thinking_config`).
 
@@ -536,7 +536,7 @@ def vertex(
     credentials: Any = None,
     base_url: str | None = None,
     api_version: str = "v1beta1",
-    timeout: float | None = None,
+    timeout: float | None = 600.0,
     client: genai.Client | None = None,
     **provider_options: Any,
 ) -> GeminiModel:
@@ -550,7 +550,7 @@ def vertex(
         credentials: Credentials to use instead of the application defaults.
         base_url: Another endpoint (a private endpoint, a local replay server).
         api_version: The API version.
-        timeout: Seconds per request.
+        timeout: Seconds per request (`None`: wait for ever); `settings.timeout` overrides it.
         client: A ready `google.genai.Client` made with `vertexai=True`.
         **provider_options: `GenerateContentConfig` defaults.
 
