@@ -479,3 +479,42 @@ def test_state_written_through_the_gemini_api_is_not_replayed_to_vertex() -> Non
     ]
     assert len(own[1]["parts"]) == 2
     assert own[1]["parts"][1]["thought_signature"] == b"sig"
+
+
+@pytest.mark.anyio
+async def test_a_stream_assembles_into_the_turn_the_whole_answer_gives() -> None:
+    """The recorded code-execution stream, and the same answer sent whole (its chunks' parts in
+    one response, consecutive unsigned text joined as Gemini does): the same turn."""
+    stream = cassette("test_code_execution_stream")[0].body.decode()
+    chunks = [json.loads(line[6:]) for line in stream.splitlines() if line.startswith("data: ")]
+    parts: list[dict[str, Any]] = []
+    for chunk in chunks:
+        for part in chunk["candidates"][0]["content"]["parts"]:
+            previous = parts[-1] if parts else None
+            if part.get("text") == "" and "thoughtSignature" not in part:
+                continue
+            if (
+                previous is not None
+                and "text" in part
+                and "text" in previous
+                and "thoughtSignature" not in part
+            ):
+                previous["text"] += part["text"]
+            else:
+                parts.append(dict(part))
+    whole = {
+        **chunks[-1],
+        "candidates": [
+            {**chunks[-1]["candidates"][0], "content": {"role": "model", "parts": parts}}
+        ],
+    }
+    replies = [Reply.of_sse(stream), Reply.of_json(200, whole)]
+    with ReplayServer(replies) as server:
+        async with gemini("gemini-3-flash-preview", api_key="k", base_url=server.base_url) as made:
+            events = [e async for e in made.stream_complete("hi")]
+            done = events[-1]
+            assert isinstance(done, CompletionDone)
+            parsed = await made.complete("hi")
+    assert done.completion.message == parsed.message
+    assert done.completion.usage == parsed.usage
+    assert done.completion.finish_reason == parsed.finish_reason == "stop"
