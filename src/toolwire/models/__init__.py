@@ -84,6 +84,8 @@ PROVIDERS: dict[str, str] = {
     "anthropic": "toolwire.models.providers:anthropic",
     "azure": "toolwire.models.azure:azure",
     "deepseek": "toolwire.models.providers:deepseek",
+    "gemini": "toolwire.models.google:gemini",
+    "google": "toolwire.models.google:gemini",
     "groq": "toolwire.models.providers:groq",
     "ollama": "toolwire.models.providers:ollama",
     "openai": "toolwire.models.providers:openai",
@@ -91,6 +93,7 @@ PROVIDERS: dict[str, str] = {
     "openai-responses": "toolwire.models.openai_responses:OpenAIResponsesModel",
     "openrouter": "toolwire.models.providers:openrouter",
     "test": "toolwire.models.testing:TestModel",
+    "vertex": "toolwire.models.google:vertex",
 }
 """Provider prefix -> `module:factory`; the factory takes the model name and the options."""
 
