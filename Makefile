@@ -15,7 +15,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,mcp,cli,dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,mistral,mcp,cli,dev,bench]'
 	touch $(STAMP)
 
 # Node 22, the MCP reference server and the conformance suite, for tests/mcp (project-local).

@@ -65,6 +65,7 @@ PROVIDERS: dict[str, str] = {
     "anthropic": "toolwire.models.anthropic:AnthropicModel",
     "deepseek": "toolwire.models.providers:deepseek",
     "groq": "toolwire.models.providers:groq",
+    "mistral": "toolwire.models.mistral:MistralModel",
     "ollama": "toolwire.models.providers:ollama",
     "openai": "toolwire.models.providers:openai",
     "openai-compatible": "toolwire.models.providers:openai_compatible",
