@@ -678,6 +678,8 @@ def sdk_error(exc: Exception, *, streaming: bool) -> Exception:
         return exc
     if isinstance(exc, errors.ResponseValidationError):
         body = as_dict(_json(exc.body))
+        if streaming and isinstance(body.get("data"), dict):
+            body = as_dict(body["data"])  # a stream event: the payload is under `data`
         if body.get("object") == "error" or "error" in body or "message" in body:
             return _stream_error(body)
         return ModelResponseError(f"mistral sent a response toolwire cannot read: {exc.message}")

@@ -1,0 +1,256 @@
+"""Mistral's Conversations API (native tools beside function tools) through the real `mistralai`
+SDK against a local server that checks the request shape.
+
+No recording of this API exists, so each answer is built from the SDK's own response models
+(`ConversationResponse` and its entries) and serialised as the SDK would read it: the shapes are
+the SDK's, not made up here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from mistralai.client import models as wire
+
+from recordings.replay import ReplayServer, Reply
+from toolwire import Agent, tool
+from toolwire.errors import RetryableModelError, UnsupportedError
+from toolwire.messages import (
+    AssistantMessage,
+    ReasoningBlock,
+    ServerToolCallBlock,
+    ServerToolResultBlock,
+    SystemMessage,
+    TextBlock,
+    ToolCallBlock,
+    UserMessage,
+)
+from toolwire.models.base import CompletionDone, ModelRequest, TextDelta, Usage
+from toolwire.models.mistral import MistralModel
+from toolwire.models.mistral_conversations import MistralConversationsModel
+
+pytestmark = pytest.mark.anyio
+
+WEB_SEARCH = {"type": "web_search"}
+_OPEN: list[MistralModel] = []
+
+
+def connect(server: ReplayServer, cls: type[MistralModel] = MistralModel) -> MistralModel:
+    model = cls("mistral-medium-latest", api_key="test-key", base_url=server.base_url)
+    _OPEN.append(model)
+    return model
+
+
+@pytest.fixture(autouse=True)
+async def _close_models() -> AsyncIterator[None]:
+    yield
+    while _OPEN:
+        await _OPEN.pop().aclose()
+
+
+def reply(*outputs: Any, connectors: dict[str, int] | None = None) -> Reply:
+    response = wire.ConversationResponse(
+        conversation_id="conv_1",
+        outputs=list(outputs),
+        usage=wire.ConversationUsageInfo(
+            prompt_tokens=30, completion_tokens=12, total_tokens=42, connectors=connectors
+        ),
+    )
+    return Reply.of_json(200, response.model_dump(mode="json", by_alias=True))
+
+
+def searched() -> Reply:
+    """Mistral ran a web search, then answered with a cited text."""
+    return reply(
+        wire.ToolExecutionEntry(
+            id="tool_exec_1",
+            name="web_search",
+            arguments='{"query": "weather Paris"}',
+            info={"results": 3},
+        ),
+        wire.MessageOutputEntry(
+            id="msg_1",
+            model="mistral-medium-2508",
+            content=[
+                wire.TextChunk(text="Sunny in Paris."),
+                wire.ToolReferenceChunk(tool="web_search", title="Météo", url="https://meteo.fr"),
+            ],
+        ),
+        connectors={"web_search": 1},
+    )
+
+
+def called() -> Reply:
+    return reply(
+        wire.FunctionCallEntry(
+            tool_call_id="abcdefghi", name="get_weather", arguments='{"city": "Paris"}'
+        )
+    )
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Get the current weather for a city."""
+    return f"Sunny in {city}"
+
+
+def search_request(*history: Any, tool_choice: Any = "auto") -> ModelRequest:
+    request = ModelRequest.build(
+        "Weather in Paris?", history=history, tools=[get_weather], tool_choice=tool_choice
+    )
+    request.native_tools = [WEB_SEARCH]
+    return request
+
+
+async def test_native_tools_go_through_conversations_with_function_tools() -> None:
+    with ReplayServer([searched()]) as server:
+        model = connect(server)
+        completion = await model.send(search_request(SystemMessage("Be brief.")))
+    sent = server.received[0]
+    assert sent.path == "/v1/conversations"
+    assert sent.headers["authorization"] == "Bearer test-key"
+    function = get_weather.definition("openai")
+    assert sent.json == {
+        "inputs": [
+            {
+                "type": "message.input",
+                "role": "user",
+                "content": "Weather in Paris?",
+                "object": "entry",
+                "prefix": False,
+            }
+        ],
+        "stream": False,
+        "store": False,
+        "instructions": "Be brief.",
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "description": function.description,
+                    "parameters": function.parameters,
+                    "strict": True,
+                },
+            },
+            WEB_SEARCH,
+        ],
+        "completion_args": {"tool_choice": "auto"},
+        "model": "mistral-medium-latest",
+    }
+    message = completion.message
+    assert (message.provider, message.api, message.id) == (
+        "mistral",
+        "mistral-conversations",
+        "conv_1",
+    )
+    call, result, text = message.parts
+    assert isinstance(call, ServerToolCallBlock)
+    assert (call.id, call.name, call.arguments) == (
+        "tool_exec_1",
+        "web_search",
+        {"query": "weather Paris"},
+    )
+    assert isinstance(result, ServerToolResultBlock)
+    assert (result.call_id, result.content) == ("tool_exec_1", {"results": 3})
+    assert isinstance(text, TextBlock) and text.text == "Sunny in Paris."
+    assert [(c.url, c.title) for c in text.citations] == [("https://meteo.fr", "Météo")]
+    assert completion.usage == Usage(
+        input_tokens=30, output_tokens=12, requests=1, server_tool_requests={"web_search": 1}
+    )
+    assert (completion.finish_reason, completion.model) == ("stop", "mistral-medium-2508")
+
+
+async def test_the_conversation_is_sent_back_inline_with_its_own_entries() -> None:
+    with ReplayServer(
+        [searched(), called(), reply(wire.MessageOutputEntry(content="Done."))]
+    ) as server:
+        model = connect(server, MistralConversationsModel)
+        first = await model.complete("Weather in Paris?", tools=[get_weather])
+        foreign = AssistantMessage(
+            parts=[
+                ReasoningBlock("hidden", provider_state={"signature": "s"}),
+                TextBlock("Hello."),
+            ],
+            provider="anthropic",
+            api="messages",
+        )
+        history = [UserMessage.of("Weather in Paris?"), first.message, foreign]
+        agent = Agent(model, tools=[get_weather])
+        result = await agent.run("And now?", history=history)
+    assert result.text == "Done."
+    inputs = server.received[2].json["inputs"]
+    assert [(e["type"], e.get("role")) for e in inputs] == [
+        ("message.input", "user"),
+        ("tool.execution", None),
+        ("message.input", "assistant"),
+        ("message.input", "assistant"),
+        ("message.input", "user"),
+        ("function.call", None),
+        ("function.result", None),
+    ]
+    execution = inputs[1]
+    assert (execution["id"], execution["name"], execution["info"]) == (
+        "tool_exec_1",
+        "web_search",
+        {"results": 3},
+    )
+    assert inputs[2]["content"] == "Sunny in Paris."
+    assert inputs[3]["content"] == "Hello."  # another provider's reasoning is left out
+    assert inputs[5]["tool_call_id"] == inputs[6]["tool_call_id"] == "abcdefghi"
+    assert json.loads(inputs[5]["arguments"]) == {"city": "Paris"}
+    assert inputs[6]["result"] == "Sunny in Paris"
+    turn = result.messages[4]
+    assert isinstance(turn, AssistantMessage) and turn.api == "mistral-conversations"
+    calls = [p for p in turn.parts if isinstance(p, ToolCallBlock)]
+    assert [(c.id, c.name) for c in calls] == [("abcdefghi", "get_weather")]
+
+
+async def test_forcing_a_tool_by_name_is_refused_before_any_request() -> None:
+    with ReplayServer([called()]) as server:
+        model = connect(server)
+        with pytest.raises(UnsupportedError, match="cannot force a tool"):
+            await model.send(search_request(tool_choice="get_weather"))
+        request = search_request()
+        request.settings.parallel_tool_calls = False
+        with pytest.raises(UnsupportedError, match="parallel_tool_calls"):
+            await model.send(request)
+        assert server.received == []
+        completion = await model.send(search_request(tool_choice="required"))
+    assert server.received[0].json["completion_args"] == {"tool_choice": "any"}
+    assert completion.finish_reason == "tool_calls"
+    assert completion.message.api == "mistral-conversations"
+
+
+async def test_settings_go_to_completion_args() -> None:
+    with ReplayServer([searched()]) as server:
+        request = search_request()
+        request.settings.max_tokens = 99
+        request.settings.seed = 3
+        request.settings.extra = {"presence_penalty": 0.1, "metadata": {"run": "a"}}
+        await connect(server).send(request)
+    body = server.received[0].json
+    assert body["completion_args"] == {
+        "tool_choice": "auto",
+        "max_tokens": 99,
+        "random_seed": 3,
+        "presence_penalty": 0.1,
+    }
+    assert body["metadata"] == {"run": "a"}
+
+
+async def test_streaming_replays_the_whole_answer_and_errors_map() -> None:
+    limited = Reply.of_json(429, {"message": "slow down"}, {"retry-after": "3"})
+    with ReplayServer([searched(), limited]) as server:
+        model = connect(server)
+        request = search_request()
+        events = [e async for e in model.send_stream(request)]
+        with pytest.raises(RetryableModelError) as caught:
+            await model.send(search_request())
+    assert isinstance(events[-1], CompletionDone)
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Sunny in Paris."
+    assert events[-1].completion.message.api == "mistral-conversations"
+    assert (caught.value.status_code, caught.value.retry_after) == (429, 3.0)
