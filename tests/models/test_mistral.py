@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from recordings.mistral_streams import stream_of
 from recordings.replay import Interaction, ReplayServer, Reply, load_cassette, sse
 from toolwire import Agent, tool
 from toolwire.messages import (
@@ -186,35 +187,7 @@ async def test_model_spec_resolves_to_the_adapter(monkeypatch: pytest.MonkeyPatc
         MistralModel("mistral-large-latest")
 
 
-# --- streaming, built from the recorded answers -----------------------------------------------
-
-
-def stream_of(answer: dict[str, Any], pieces: int = 3) -> str:
-    """The SSE stream Mistral sends for a recorded non-streamed answer: the text in `pieces`
-    deltas, each tool call whole in its own chunk at index 0 (as Mistral streams calls), the
-    finish reason and the usage in the last chunk, then `[DONE]`."""
-    message = answer["choices"][0]["message"]
-    top = {"id": answer["id"], "object": "chat.completion.chunk", "model": answer["model"]}
-    chunks: list[dict[str, Any]] = [
-        {
-            **top,
-            "choices": [
-                {"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
-            ],
-        }
-    ]
-    text = message.get("content") or ""
-    step = max(1, len(text) // pieces)
-    for start in range(0, len(text), step):
-        delta = {"content": text[start : start + step]}
-        chunks.append({**top, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-    for call in message.get("tool_calls") or []:
-        delta = {"tool_calls": [{**call, "index": 0}]}
-        chunks.append({**top, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-    finish = answer["choices"][0]["finish_reason"]
-    last = {"index": 0, "delta": {"content": ""}, "finish_reason": finish}
-    chunks.append({**top, "choices": [last], "usage": answer["usage"]})
-    return sse([*chunks, "[DONE]"])
+# --- streaming, built from the recorded answers (recordings/mistral_streams.py) ----------------
 
 
 @pytest.mark.parametrize(
