@@ -27,6 +27,8 @@ from toolwire.messages import (
     TextBlock,
     ToolCallBlock,
     UserMessage,
+    dump_history,
+    load_history,
 )
 from toolwire.models.base import CompletionDone, ModelRequest, TextDelta, Usage
 from toolwire.models.mistral import MistralModel
@@ -254,3 +256,44 @@ async def test_streaming_replays_the_whole_answer_and_errors_map() -> None:
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Sunny in Paris."
     assert events[-1].completion.message.api == "mistral-conversations"
     assert (caught.value.status_code, caught.value.retry_after) == (429, 3.0)
+
+
+async def test_state_goes_back_only_to_the_api_that_wrote_it() -> None:
+    chunk = {"type": "thinking", "thinking": [{"type": "text", "text": "think"}]}
+    chat_turn = AssistantMessage(
+        parts=[ReasoningBlock("think", provider_state={"chunk": chunk}), TextBlock("Hi.")],
+        provider="mistral",
+        api="mistral-chat",
+    )
+    with ReplayServer([searched(), searched()]) as server:
+        conversations = connect(server, MistralConversationsModel)
+        first = await conversations.complete("hello", history=[UserMessage.of("q"), chat_turn])
+        # A saved history round-trips; the Conversations turn's entries go back as they came.
+        saved = load_history(dump_history([UserMessage.of("q"), first.message]))
+        await conversations.complete("more", history=saved)
+    first_inputs = server.received[0].json["inputs"]
+    assert first_inputs[1] == {
+        "type": "message.input",
+        "role": "assistant",
+        "content": "Hi.",  # the chat API's reasoning is not this API's to replay
+        "object": "entry",
+        "prefix": False,
+    }
+    second_inputs = server.received[1].json["inputs"]
+    assert second_inputs[1]["type"] == "tool.execution" and second_inputs[1]["id"] == "tool_exec_1"
+    with ReplayServer([Reply.of_json(200, _chat_answer())]) as server:
+        chat = connect(server)
+        await chat.complete("more", history=saved)
+    sent = server.received[0].json["messages"]
+    assert sent[1] == {"role": "assistant", "content": "Sunny in Paris.", "prefix": False}
+
+
+def _chat_answer() -> dict[str, Any]:
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "model": "m",
+        "created": 1,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"content": "ok"}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
