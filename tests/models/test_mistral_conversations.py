@@ -12,12 +12,18 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import pytest
 from mistralai.client import models as wire
 
-from recordings.replay import ReplayServer, Reply
+from recordings.replay import ReplayServer, Reply, sse
 from toolwire import Agent, tool
-from toolwire.errors import RetryableModelError, UnsupportedError
+from toolwire.errors import (
+    ModelResponseError,
+    ModelStreamError,
+    RetryableModelError,
+    UnsupportedError,
+)
 from toolwire.messages import (
     AssistantMessage,
     ReasoningBlock,
@@ -30,7 +36,7 @@ from toolwire.messages import (
     dump_history,
     load_history,
 )
-from toolwire.models.base import CompletionDone, ModelRequest, TextDelta, Usage
+from toolwire.models.base import CompletionDone, ModelRequest, TextDelta, ToolCallDelta, Usage
 from toolwire.models.mistral import MistralModel
 from toolwire.models.mistral_conversations import MistralConversationsModel
 
@@ -244,17 +250,107 @@ async def test_settings_go_to_completion_args() -> None:
     assert body["metadata"] == {"run": "a"}
 
 
-async def test_streaming_replays_the_whole_answer_and_errors_map() -> None:
-    limited = Reply.of_json(429, {"message": "slow down"}, {"retry-after": "3"})
-    with ReplayServer([searched(), limited]) as server:
-        model = connect(server)
-        request = search_request()
-        events = [e async for e in model.send_stream(request)]
-        with pytest.raises(RetryableModelError) as caught:
-            await model.send(search_request())
-    assert isinstance(events[-1], CompletionDone)
+def event_stream(*events: Any) -> Reply:
+    """An SSE body of SDK event models, each named by its type as the API names them."""
+    dumped = [e.model_dump(mode="json", by_alias=True) for e in events]
+    return Reply.of_sse(sse(dumped, named=[d["type"] for d in dumped]))
+
+
+def streamed_search(done: bool = True) -> Reply:
+    events: list[Any] = [
+        wire.ResponseStartedEvent(conversation_id="conv_1"),
+        wire.ToolExecutionStartedEvent(
+            id="tool_exec_1", name="web_search", arguments='{"query": ', output_index=0
+        ),
+        wire.ToolExecutionDeltaEvent(
+            id="tool_exec_1", name="web_search", arguments='"weather Paris"}', output_index=0
+        ),
+        wire.ToolExecutionDoneEvent(
+            id="tool_exec_1", name="web_search", info={"results": 3}, output_index=0
+        ),
+        wire.MessageOutputEvent(
+            id="msg_1", content="Sunny in ", output_index=1, model="mistral-medium-2508"
+        ),
+        wire.MessageOutputEvent(id="msg_1", content="Paris.", output_index=1),
+        wire.MessageOutputEvent(
+            id="msg_1",
+            content=wire.ToolReferenceChunk(
+                tool="web_search", title="Météo", url="https://meteo.fr"
+            ),
+            output_index=1,
+        ),
+        wire.FunctionCallEvent(
+            id="fc_1",
+            name="get_weather",
+            tool_call_id="abcdefghi",
+            arguments='{"city"',
+            output_index=2,
+        ),
+        wire.FunctionCallEvent(
+            id="fc_1",
+            name="get_weather",
+            tool_call_id="abcdefghi",
+            arguments=': "Paris"}',
+            output_index=2,
+        ),
+    ]
+    if done:
+        usage = wire.ConversationUsageInfo(
+            prompt_tokens=30, completion_tokens=12, total_tokens=42, connectors={"web_search": 1}
+        )
+        events.append(wire.ResponseDoneEvent(usage=usage))
+    return event_stream(*events)
+
+
+async def test_a_streamed_conversation_folds_into_the_same_parts() -> None:
+    with ReplayServer([streamed_search()]) as server:
+        events = [e async for e in connect(server).send_stream(search_request())]
+    assert server.received[0].path == "/v1/conversations"
+    assert server.received[0].json["stream"] is True
+    done = events[-1]
+    assert isinstance(done, CompletionDone)
+    message = done.completion.message
+    assert [type(p).__name__ for p in message.parts] == [
+        "ServerToolCallBlock",
+        "ServerToolResultBlock",
+        "TextBlock",
+        "ToolCallBlock",
+    ]
+    call, result, text, function = message.parts
+    assert isinstance(call, ServerToolCallBlock) and call.arguments == {"query": "weather Paris"}
+    assert isinstance(result, ServerToolResultBlock) and result.content == {"results": 3}
+    assert isinstance(text, TextBlock) and text.text == "Sunny in Paris."
+    assert [c.url for c in text.citations] == ["https://meteo.fr"]
+    assert isinstance(function, ToolCallBlock)
+    assert (function.id, json.loads(function.arguments)) == ("abcdefghi", {"city": "Paris"})
+    assert (message.api, message.id, message.model) == (
+        "mistral-conversations",
+        "conv_1",
+        "mistral-medium-2508",
+    )
+    assert done.completion.usage.server_tool_requests == {"web_search": 1}
+    assert done.completion.finish_reason == "tool_calls"
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Sunny in Paris."
-    assert events[-1].completion.message.api == "mistral-conversations"
+    deltas = [(e.index, e.id, e.arguments) for e in events if isinstance(e, ToolCallDelta)]
+    assert deltas == [(0, "abcdefghi", '{"city"'), (0, None, ': "Paris"}')]
+
+
+async def test_broken_conversation_streams_and_http_errors() -> None:
+    failed = event_stream(
+        wire.ResponseStartedEvent(conversation_id="conv_1"),
+        wire.ResponseErrorEvent(message="upstream failed", code=3000),
+    )
+    limited = Reply.of_json(429, {"message": "slow down"}, {"retry-after": "3"})
+    with ReplayServer([streamed_search(done=False), failed, limited]) as server:
+        model = connect(server)
+        with anyio.fail_after(20):
+            with pytest.raises(ModelResponseError, match="before the response was done"):
+                _ = [e async for e in model.send_stream(search_request())]
+            with pytest.raises(ModelStreamError, match="upstream failed") as stream_error:
+                _ = [e async for e in model.send_stream(search_request())]
+            with pytest.raises(RetryableModelError) as caught:
+                await model.send(search_request())
+    assert stream_error.value.code == "3000"
     assert (caught.value.status_code, caught.value.retry_after) == (429, 3.0)
 
 

@@ -12,8 +12,9 @@ order: text (with `tool_reference` chunks as `Citation`s), reasoning, tool calls
 `server_tool_requests`.
 
 The API takes tool choice `"auto"`, `"none"` and `"any"` (`"required"`); forcing one tool by name
-raises `UnsupportedError` before any request. Answers come whole: `stream_complete` replays them
-as events.
+raises `UnsupportedError` before any request. Streaming folds the API's events (text, function
+call and tool execution deltas, then `conversation.response.done` with the usage) into the same
+completion.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ModelResponseError, UnsupportedError
+from ..errors import ModelResponseError, ModelStreamError, UnsupportedError
 from ..messages import (
     AssistantMessage,
     AssistantPart,
@@ -37,7 +38,16 @@ from ..messages import (
     UserMessage,
 )
 from ._client import LoopBoundClient
-from .base import CallIds, Completion, ModelBase, ModelRequest, StreamEvent, Usage
+from .base import (
+    CallIds,
+    Completion,
+    CompletionDone,
+    ModelBase,
+    ModelRequest,
+    StreamEvent,
+    ToolCallDelta,
+    Usage,
+)
 from .mistral import (
     PROVIDER,
     Answer,
@@ -131,9 +141,31 @@ class MistralConversationsModel(MistralModel):
         return parse_conversation(response, self._model_name)
 
     async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """The whole answer of `complete_request`, as events."""
-        async for event in ModelBase.stream_request(self, request):
-            yield event
+        """Text, reasoning and function-call deltas, then `CompletionDone`.
+
+        A stream that ends before `conversation.response.done` raises `ModelResponseError`; a
+        `conversation.response.error` event raises `ModelStreamError`.
+        """
+        kwargs = self.request_kwargs(request)
+        try:
+            stream = await self._sdk().beta.conversations.start_stream_async(**kwargs)
+        except Exception as exc:
+            raise sdk_error(exc, streaming=False) from exc
+        state = ConversationStream()
+        try:
+            async for event in stream:
+                for delta in state.feed(value(event, "data")):
+                    yield delta
+        except Exception as exc:
+            raise sdk_error(exc, streaming=True) from exc
+        finally:
+            await stream.close()
+        if state.usage is None:
+            raise ModelResponseError(
+                "the mistral conversation stream ended before the response was done; "
+                "the partial answer was discarded"
+            )
+        yield CompletionDone(state.completion(self._model_name))
 
     def request_kwargs(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for the SDK's `beta.conversations.start_async`."""
@@ -253,6 +285,90 @@ def _assistant_entries(message: AssistantMessage, own: bool) -> list[dict[str, A
 
 
 # --- the answer -------------------------------------------------------------------------------
+
+
+class ConversationStream:
+    """Conversation events folded into the entries a whole response would hold."""
+
+    __slots__ = ("calls", "conversation_id", "entries", "raw", "usage")
+
+    def __init__(self) -> None:
+        self.entries: dict[int, dict[str, Any]] = {}
+        self.calls: dict[int, int] = {}  # output index -> position among function calls
+        self.conversation_id: str | None = None
+        self.usage: Any = None
+        self.raw: list[Any] = []
+
+    def feed(self, event: Any) -> list[StreamEvent]:
+        self.raw.append(event)
+        kind = value(event, "type")
+        index = value(event, "output_index") or 0
+        if kind == "conversation.response.started":
+            self.conversation_id = value(event, "conversation_id")
+        elif kind == "conversation.response.done":
+            self.usage = value(event, "usage")
+        elif kind == "conversation.response.error":
+            code = value(event, "code")
+            raise ModelStreamError(
+                f"mistral reported an error: {value(event, 'message')} (code {code})",
+                provider=PROVIDER,
+                code=None if code is None else str(code),
+                body=event,
+            )
+        elif kind == "message.output.delta":
+            entry = self.entries.setdefault(
+                index, {"type": "message.output", "content": [], "model": value(event, "model")}
+            )
+            content = value(event, "content")
+            chunks = [{"type": "text", "text": content}] if isinstance(content, str) else [content]
+            entry["content"].extend(chunks)
+            return Answer().content(chunks)
+        elif kind == "function.call.delta":
+            return [self._call(event, index)]
+        elif kind in ("tool.execution.started", "tool.execution.delta", "tool.execution.done"):
+            entry = self.entries.setdefault(
+                index,
+                {
+                    "type": "tool.execution",
+                    "object": "entry",
+                    "id": value(event, "id"),
+                    "name": value(event, "name"),
+                    "arguments": "",
+                },
+            )
+            if kind != "tool.execution.done":
+                entry["arguments"] += value(event, "arguments") or ""
+            elif value(event, "info"):
+                entry["info"] = value(event, "info")
+        return []
+
+    def _call(self, event: Any, index: int) -> ToolCallDelta:
+        entry = self.entries.get(index)
+        arguments = value(event, "arguments") or ""
+        if entry is None:
+            call_id, name = value(event, "tool_call_id"), value(event, "name")
+            entry = self.entries[index] = {
+                "type": "function.call",
+                "tool_call_id": call_id,
+                "name": name,
+                "arguments": arguments,
+                "model": value(event, "model"),
+            }
+            self.calls[index] = len(self.calls)
+            return ToolCallDelta(self.calls[index], call_id, name, arguments)
+        entry["arguments"] += arguments
+        return ToolCallDelta(self.calls[index], arguments=arguments)
+
+    def completion(self, model_name: str) -> Completion:
+        outputs = [self.entries[i] for i in sorted(self.entries)]
+        response = {
+            "conversation_id": self.conversation_id,
+            "outputs": outputs,
+            "usage": self.usage,
+        }
+        completion = parse_conversation(response, model_name)
+        completion.raw = self.raw
+        return completion
 
 
 def parse_conversation(response: Any, model_name: str) -> Completion:
