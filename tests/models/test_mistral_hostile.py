@@ -397,6 +397,8 @@ async def test_unknown_settings_and_unreadable_parts_fail_before_any_request() -
         model = connect(server)
         with pytest.raises(UnsupportedError, match="'logit_bias'"):
             await model.complete("x", settings={"extra": {"logit_bias": {}}})
+        with pytest.raises(UnsupportedError, match="refused the request before sending"):
+            await model.complete("x", settings={"extra": {"presence_penalty": "high"}})
         pdf = UserMessage([TextPart("read"), FilePart(data=b"%PDF-1.4")])
         with pytest.raises(UnsupportedError, match="by URL"):
             await model.complete(None, history=[pdf])

@@ -672,10 +672,15 @@ def usage_of(raw: Any) -> Usage:
 def sdk_error(exc: Exception, *, streaming: bool) -> Exception:
     """An exception from the SDK (or its HTTP client) as toolwire's error."""
     import httpx2
+    import pydantic
     from mistralai.client import errors
 
     if isinstance(exc, ModelError | UnsupportedError):
         return exc
+    if isinstance(exc, pydantic.ValidationError):
+        # Raised while the SDK builds the request (its response errors come wrapped): nothing
+        # was sent.
+        return UnsupportedError(f"the mistralai SDK refused the request before sending it: {exc}")
     if isinstance(exc, errors.ResponseValidationError):
         body = as_dict(_json(exc.body))
         if streaming and isinstance(body.get("data"), dict):
