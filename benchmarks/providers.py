@@ -11,7 +11,9 @@ To add a provider, append a `Case` to `CASES`: a label, a cassette, and two func
 stream's bytes, one parsing it through toolwire and one through the SDK's helper. The Anthropic
 cases live in `_anthropic_streams.py` (the SDK side there is `messages.stream()` +
 `get_final_message()`), the Gemini cases in `_google_streams.py` (the SDK side there is
-`generate_content_stream` read to the end: Gemini's SDK has no accumulation helper).
+`generate_content_stream` read to the end: Gemini's SDK has no accumulation helper), the Mistral
+ones in `_mistral_streams.py` (streams built from recorded answers, as Mistral has no recorded
+stream).
 
 Run: `.venv/bin/python benchmarks/providers.py [N]` (N iterations per repeat, default 200).
 """
@@ -43,6 +45,7 @@ class Case:
     cassette: str
     toolwire: Parse
     sdk: Parse
+    streams: Callable[[], list[bytes]] | None = None  # made-up streams when none was recorded
 
 
 class _Body:
@@ -208,6 +211,17 @@ def _google_cases() -> list[Case]:
 CASES.extend(_google_cases())
 
 
+def _mistral_cases() -> list[Case]:
+    try:
+        from _mistral_streams import MISTRAL_CASES
+    except ImportError:  # the mistral extra is not installed
+        return []
+    return [Case(*case) for case in MISTRAL_CASES]
+
+
+CASES.extend(_mistral_cases())
+
+
 async def _timed(parse: Parse, data: bytes, iterations: int) -> float:
     # CPU time of this process, not wall time: on a shared machine the wall clock also counts
     # the time other processes held the cores.
@@ -238,10 +252,15 @@ async def main(iterations: int) -> None:
     print(f"{'stream':<80}{'events':>8}{'toolwire':>11}{'sdk':>11}{'ratio':>8}")
     worst = 0.0
     for case in CASES:
-        for index, interaction in enumerate(load_cassette(case.cassette)):
-            if not interaction.headers.get("content-type", "").startswith("text/event-stream"):
-                continue
-            data = interaction.body
+        if case.streams is not None:
+            bodies = list(enumerate(case.streams()))
+        else:
+            bodies = [
+                (index, interaction.body)
+                for index, interaction in enumerate(load_cassette(case.cassette))
+                if interaction.headers.get("content-type", "").startswith("text/event-stream")
+            ]
+        for index, data in bodies:
             chunks = data.count(b"\ndata: ") + data.startswith(b"data: ")
             ours, theirs = await side_by_side(case, data, iterations)
             ratio = ours / theirs

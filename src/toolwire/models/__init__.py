@@ -87,6 +87,7 @@ PROVIDERS: dict[str, str] = {
     "gemini": "toolwire.models.google:gemini",
     "google": "toolwire.models.google:gemini",
     "groq": "toolwire.models.providers:groq",
+    "mistral": "toolwire.models.mistral:MistralModel",
     "ollama": "toolwire.models.providers:ollama",
     "openai": "toolwire.models.providers:openai",
     "openai-compatible": "toolwire.models.providers:openai_compatible",
