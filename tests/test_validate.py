@@ -887,3 +887,124 @@ def test_agrees_with_the_jsonschema_package(schema: Any, instances: list[Any]) -
     ours = SchemaValidator(schema)
     for instance in instances:
         assert ours.is_valid(instance) == reference.is_valid(instance), (schema, instance)
+
+
+# --- dialects, references, unevaluated keywords, patterns -------------------------------------
+
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+
+
+def test_draft7_ignores_keywords_beside_ref_and_2020_12_applies_them() -> None:
+    body = {"$defs": {"S": {"type": "string"}}, "$ref": "#/$defs/S", "maxLength": 2}
+    assert_invalid(body, "abc")
+    assert_valid({"$schema": DRAFT7, **body}, "abc")
+    assert_invalid({"$schema": DRAFT7, **body}, 3)
+
+
+def test_the_declared_dialect_decides_which_keywords_exist() -> None:
+    schema = {"prefixItems": [{"type": "integer"}], "dependentRequired": {"a": ["b"]}}
+    assert_invalid(schema, ["x"])
+    assert_invalid(schema, {"a": 1})
+    assert_valid({"$schema": DRAFT7, **schema}, ["x"])
+    assert_valid({"$schema": DRAFT7, **schema}, {"a": 1})
+
+
+def test_unknown_dialect_is_refused() -> None:
+    with pytest.raises(SchemaError, match=r"^\$schema at #: unknown dialect"):
+        SchemaValidator({"$schema": "https://example.com/my-dialect", "type": "string"})
+
+
+def test_unevaluated_properties_sees_through_all_of() -> None:
+    schema = {
+        "allOf": [{"properties": {"name": {"type": "string"}}}],
+        "properties": {"age": {"type": "integer"}},
+        "unevaluatedProperties": False,
+    }
+    assert_valid(schema, {"name": "a", "age": 3})
+    assert rendered(schema, {"name": "a", "nmae": "b"}) == [
+        'nmae: unexpected property (not allowed by the schema; did you mean "name"?)'
+    ]
+
+
+def test_unevaluated_properties_counts_only_the_passing_any_of_branch() -> None:
+    schema = {
+        "anyOf": [
+            {"properties": {"kind": {"const": "a"}, "x": {}}, "required": ["kind"]},
+            {"properties": {"kind": {"const": "b"}, "y": {}}, "required": ["kind"]},
+        ],
+        "unevaluatedProperties": False,
+    }
+    assert_valid(schema, {"kind": "a", "x": 1})
+    problems = assert_invalid(schema, {"kind": "a", "y": 1})
+    assert [p.path for p in problems] == [("y",)]
+
+
+def test_unevaluated_items() -> None:
+    schema = {"prefixItems": [{"type": "string"}], "unevaluatedItems": False}
+    assert_valid(schema, ["a"])
+    assert rendered(schema, ["a", 2]) == [
+        "[1]: unexpected item (not allowed by the schema) (received 2 (integer))"
+    ]
+
+
+def test_dynamic_ref_extends_a_recursive_schema() -> None:
+    tree = {
+        "$id": "https://example.com/tree",
+        "$dynamicAnchor": "node",
+        "type": "object",
+        "properties": {"children": {"type": "array", "items": {"$dynamicRef": "#node"}}},
+    }
+    strict = {
+        "$id": "https://example.com/strict-tree",
+        "$dynamicAnchor": "node",
+        "$ref": "tree",
+        "unevaluatedProperties": False,
+    }
+    validator = SchemaValidator(strict, documents={"https://example.com/tree": tree})
+    assert validator.is_valid({"children": [{"children": []}]})
+    problems = validator.problems({"children": [{"childrn": []}]})
+    assert [p.path for p in problems] == [("children", 0, "childrn")]
+
+
+def test_documents_supply_other_schemas_and_anchors() -> None:
+    docs = {
+        "https://example.com/defs.json": {"$defs": {"id": {"$anchor": "id", "type": "integer"}}}
+    }
+    schema = {"properties": {"a": {"$ref": "https://example.com/defs.json#id"}}}
+    validator = SchemaValidator(schema, documents=docs)
+    assert validator.is_valid({"a": 1})
+    assert [p.render() for p in validator.problems({"a": "1"})] == [
+        'a: expected integer (received "1" (string))'
+    ]
+
+
+def test_an_id_in_data_is_not_an_identifier() -> None:
+    schema = {"enum": [{"$id": "https://example.com/x"}], "$ref": "https://example.com/x"}
+    with pytest.raises(SchemaError, match=r"^\$ref at #: cannot resolve .*no schema is known"):
+        SchemaValidator(schema)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        (r"\p{Script=Greek}", "scripts"),
+        (r"(?P<name>x)", "not ECMA-262 group syntax"),
+        (r"a++", "cannot follow a quantifier"),
+        (r"\a", "not an escape ECMA-262 defines"),
+        (r"(?<=a+)b", "cannot be compiled"),
+    ],
+)
+def test_patterns_that_cannot_be_honoured_are_refused(pattern: str, reason: str) -> None:
+    with pytest.raises(SchemaError, match=reason) as info:
+        SchemaValidator({"properties": {"code": {"type": "string", "pattern": pattern}}})
+    assert str(info.value).startswith("pattern at #/properties/code: ")
+    with pytest.raises(SchemaError, match=r"^patternProperties at #: "):
+        SchemaValidator({"patternProperties": {pattern: {}}})
+
+
+def test_a_tool_with_a_refused_schema_fails_when_it_is_built() -> None:
+    from toolwire import tool
+
+    schema = {"type": "object", "properties": {"w": {"type": "string", "pattern": r"\p{Greek}"}}}
+    with pytest.raises(SchemaError, match=r"tool 'greek': pattern at #/properties/w: "):
+        tool(name="greek", parameters=schema)
