@@ -872,6 +872,8 @@ def _with_children(kids: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
             "items": kids, "prefixItems": two,
             "contains": kids, "minContains": SIZE, "maxContains": SIZE,
             "anyOf": two, "oneOf": two, "allOf": two, "not": kids, "if": kids, "then": kids, "else": kids,
+            "unevaluatedProperties": kids, "unevaluatedItems": kids,
+            "dependentSchemas": st.dictionaries(NAMES, kids, max_size=2),
         },
     )  # fmt: skip
 

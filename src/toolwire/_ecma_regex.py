@@ -49,7 +49,6 @@ _LONG_NAMES = {
     "Surrogate": "Cs", "Private_Use": "Co", "Unassigned": "Cn",
 }  # fmt: skip
 _SIMPLE_ESCAPES = {"t": r"\t", "n": r"\n", "v": r"\x0b", "f": r"\f", "r": r"\r"}
-_SYNTAX = set("^$\\.*+?()[]{}|/")
 
 
 @functools.cache
@@ -113,11 +112,10 @@ def _categories_all() -> tuple[str, ...]:
 
 
 class _Reader:
-    __slots__ = ("groups", "i", "names", "src")
+    __slots__ = ("i", "names", "src")
 
     def __init__(self, src: str) -> None:
         self.src, self.i = src, 0
-        self.groups = 0
         self.names: set[str] = set()
 
     def peek(self, n: int = 1) -> str:
@@ -209,13 +207,16 @@ def _escape_atom(r: _Reader, in_class: bool) -> _Atom | str:
     if c == "b" and in_class:
         return ("char", 8)
     if not in_class:
-        if c in "bB":
-            return "\\" + c
+        if c == "b":
+            return "\\b"
+        if c == "B":
+            return r"(?:\B|\A\Z)"  # Python's \B never matches in an empty string; ECMA's does
         if c.isdigit():
             digits = c
             while r.peek().isdigit():
                 digits += r.take()
-            return f"(?:\\{int(digits)})"
+            # ECMA: a group that took no part in the match is matched by the empty string.
+            return f"(?({int(digits)})\\{int(digits)})"
         if c == "k":
             if r.take() != "<":
                 raise r.fail("\\k needs a <name>")
@@ -224,10 +225,10 @@ def _escape_atom(r: _Reader, in_class: bool) -> _Atom | str:
             if not name.isidentifier():
                 raise r.fail("\\k<...> needs a group name")
             r.i = end + 1
-            return f"(?P={name})"
-    if c == "-" and in_class:
-        return ("char", ord("-"))
-    if c in _SYNTAX:
+            return f"(?({name})(?P={name}))"
+    if not (c.isalnum() or c == "_"):
+        # ECMA-262 with Unicode semantics allows `\-` in classes only, and Annex B anywhere; a
+        # punctuation mark escaped means itself in every reading, so it is accepted.
         return ("char", ord(c))
     raise r.fail(f"\\{c} is not an escape ECMA-262 defines")
 
@@ -280,7 +281,6 @@ def _class(r: _Reader) -> str:
 def _group_open(r: _Reader) -> str:
     """After `(`: the opening of the group as `re` text."""
     if r.peek() != "?":
-        r.groups += 1
         return "("
     r.take()
     head = r.peek(2)
@@ -298,7 +298,6 @@ def _group_open(r: _Reader) -> str:
             raise r.fail(f"the group name {name!r} is used twice")
         r.names.add(name)
         r.i = end + 1
-        r.groups += 1
         return f"(?P<{name}>"
     raise r.fail("(?" + head[:1] + " is not ECMA-262 group syntax")
 
@@ -318,7 +317,7 @@ def translate(pattern: str) -> str:
             atom = _escape_atom(r, in_class=False)
             if isinstance(atom, str):
                 out.append(atom)
-                quantifiable = atom.startswith(("(?:\\", "(?P="))
+                quantifiable = atom.startswith("(?(")
                 continue
             kind, value = atom
             if kind == "char":

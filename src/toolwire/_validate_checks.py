@@ -379,7 +379,8 @@ def evaluated_props(
     keys = {
         name
         for name in (k if type(k) is str else str(k) for k in inst)
-        if name in ann.names or any(rx.search(name) for rx in ann.patterns)
+        if name in ann.names
+        or (len(name) <= MAX_PATTERN_INPUT and any(rx.search(name) for rx in ann.patterns))
     }
     pushed = _enter(node, ctx)
     for child in _applied(ann, inst, path, ctx):
