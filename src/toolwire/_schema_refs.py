@@ -255,7 +255,7 @@ class SchemaIndex:
         if ident is not None and _split(ident)[0]:
             self.resources.setdefault(base, (s, here))
         if dialect.modern:
-            for key in ("$anchor", "$dynamicAnchor"):
+            for key in ("$anchor", "$dynamicAnchor") if dialect.name == "2020-12" else ("$anchor",):
                 name = s.get(key)
                 if isinstance(name, str):
                     anchors.append(name)

@@ -90,7 +90,7 @@ _VALIDATION_ONLY = (
 # Keywords a dialect does not know; each is ignored there, as the specification says.
 _UNKNOWN_TO: dict[str, frozenset[str]] = {
     "2020-12": frozenset(),
-    "2019-09": frozenset(),
+    "2019-09": frozenset({"prefixItems", "$dynamicRef"}),
     "draft-07": frozenset({"prefixItems", "dependentRequired", "dependentSchemas", "minContains",
                            "maxContains", "unevaluatedItems", "unevaluatedProperties",
                            "$dynamicRef"}),

@@ -18,6 +18,6 @@ def pytest_terminal_summary(
 ) -> None:
     lines = config.stash.get(_LINES, [])
     if lines:
-        terminalreporter.section("JSON-Schema-Test-Suite (required tests, refRemote included)")
+        terminalreporter.section("JSON-Schema-Test-Suite (required tests include refRemote)")
         for line in lines:
             terminalreporter.write_line(line)

@@ -65,9 +65,18 @@ def with_dialect(schema: Any, draft: str) -> Any:
     return schema
 
 
-def run_draft(draft: str) -> Figures:
+# Optional tests whose subject toolwire implements; the others check `format` and `content*` as
+# assertions, which both drafts leave off by default and toolwire treats as annotations.
+OPTIONAL = ("anchor", "bignum", "cross-draft", "dependencies-compatibility", "dynamicRef",
+            "ecmascript-regex", "float-overflow", "id", "no-schema", "non-bmp-regex",
+            "refOfUnknownKeyword", "unknownKeyword")  # fmt: skip
+
+
+def run_draft(draft: str, optional: bool = False) -> Figures:
     figures = Figures()
-    for path in sorted((SUITE / "tests" / draft).glob("*.json")):
+    folder = SUITE / "tests" / draft / ("optional" if optional else "")
+    paths = [folder / f"{name}.json" for name in OPTIONAL] if optional else folder.glob("*.json")
+    for path in sorted(p for p in paths if p.exists()):
         for group in json.loads(path.read_text()):
             name = f"{path.stem}: {group['description']}"
             try:
@@ -104,6 +113,18 @@ def test_official_suite(draft: str, suite_report: list[str]) -> None:
     )
     # Everything refused is a reference this library will not fetch: a metaschema.
     assert all("metaschema" in label for label in figures.refused), figures.refused
+
+
+@pytest.mark.parametrize("draft", DRAFTS)
+def test_optional_tests_toolwire_implements(draft: str, suite_report: list[str]) -> None:
+    figures = run_draft(draft, optional=True)
+    suite_report.append(
+        figures.line(f"{draft} optional, the {len(OPTIONAL)} files toolwire covers")
+    )
+    assert figures.cases > 100
+    assert figures.correct == figures.cases, "\n".join(
+        figures.accepted_invalid + figures.rejected_valid + figures.refused
+    )
 
 
 def test_refusals_name_keyword_and_place() -> None:
