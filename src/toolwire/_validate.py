@@ -29,6 +29,12 @@ from urllib.parse import unquote
 
 from ._ecma_regex import PatternError, compile_pattern
 from ._schema_refs import SchemaIndex, Where, schema_error
+from ._validate_annotations import (
+    dynamic_check,
+    dynamic_target,
+    unevaluated_items_check,
+    unevaluated_props_check,
+)
 from ._validate_checks import (
     ALL_KINDS,
     ARR,
@@ -52,8 +58,6 @@ from ._validate_checks import (
     count_of,
     dependencies_check,
     describe_received,
-    dynamic_check,
-    dynamic_target,
     enum_check,
     freeze,
     items_check,
@@ -69,8 +73,6 @@ from ._validate_checks import (
     size_check,
     some_of,
     type_check,
-    unevaluated_items_check,
-    unevaluated_props_check,
     unique_check,
     values_text,
 )
