@@ -1010,3 +1010,52 @@ def test_a_tool_with_a_refused_schema_fails_when_it_is_built() -> None:
     schema = {"type": "object", "properties": {"w": {"type": "string", "pattern": r"\p{Greek}"}}}
     with pytest.raises(SchemaError, match=r"tool 'greek': pattern at #/properties/w: "):
         tool(name="greek", parameters=schema)
+
+
+# A second differential check, against jsonschema-rs, which reads patterns as ECMA-262 does: here
+# patterns with \d, \w, \s, $ and Unicode text are fair game, and so are float multipleOf values
+# written as decimals (both compare the decimal a JSON number was written as).
+ECMA_TEXT = st.text(alphabet="ab1٣ _\n\u00a0é", max_size=4)
+ECMA_SMALL = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | ECMA_TEXT,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(NAMES | ECMA_TEXT, kids, max_size=3),
+    max_leaves=6,
+)
+ECMA_PATTERNS = st.sampled_from(
+    [r"^\d+$", r"\w", r"^\s*$", "a$", r"^\S+$", r"^[^\d]*$", r"\bb", r"^(?<x>a)b",
+     r"^\p{L}+$", r"\P{Nd}", "^.$", r"^[\w\s]+$"]
+)  # fmt: skip
+ECMA_LEAVES = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": TYPE_NAMES, "pattern": ECMA_PATTERNS, "minLength": SIZE, "const": ECMA_SMALL,
+        "enum": st.lists(ECMA_SMALL, max_size=2), "required": st.lists(NAMES, max_size=2, unique=True),
+    },
+)  # fmt: skip
+
+
+def _ecma_children(kids: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.booleans() | st.fixed_dictionaries(
+        {},
+        optional={
+            "properties": st.dictionaries(NAMES, kids, max_size=2),
+            "patternProperties": st.dictionaries(ECMA_PATTERNS, kids, max_size=1),
+            "additionalProperties": kids, "propertyNames": kids, "items": kids,
+            "anyOf": st.lists(kids, min_size=1, max_size=2), "allOf": st.lists(kids, min_size=1, max_size=2),
+            "unevaluatedProperties": kids, "unevaluatedItems": kids, "not": kids,
+        },
+    )  # fmt: skip
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    st.recursive(ECMA_LEAVES, _ecma_children, max_leaves=5),
+    st.lists(ECMA_SMALL, min_size=1, max_size=4),
+)
+def test_agrees_with_jsonschema_rs_on_ecma_patterns(schema: Any, instances: list[Any]) -> None:
+    import jsonschema_rs
+
+    reference = jsonschema_rs.Draft202012Validator(schema)
+    ours = SchemaValidator(schema)
+    for instance in instances:
+        assert ours.is_valid(instance) == reference.is_valid(instance), (schema, instance)
