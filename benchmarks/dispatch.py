@@ -288,22 +288,24 @@ def validation(n: int) -> None:
 def strict_nulls(n: int) -> None:
     from toolwire import tool
 
-    def search(query: str, limit: int | None = None, lang: str | None = None) -> str:
+    def search(query: str, limit: int | None = None, lang: str | None = None, page: int = 1) -> str:
         """Search.
 
         Args:
             query: Words.
             limit: Most results.
             lang: Language.
+            page: Which page.
         """
         return query
 
     t = tool(search)
     assert t.strict
     texts = {
-        "no null": json.dumps({"query": "nullable types", "limit": 5, "lang": "en"}),
+        "no null": json.dumps({"query": "open types", "limit": 5, "lang": "en"}),
         "'null' in a value": json.dumps({"query": "null pointer", "limit": 5, "lang": "en"}),
         "null for an optional": json.dumps({"query": "x", "limit": None, "lang": None}),
+        "null to drop": json.dumps({"query": "x", "limit": 3, "lang": "en", "page": None}),
     }
     print(
         f"\nparse_args on a strict tool with optional parameters, us per call (best of {REPEATS})"

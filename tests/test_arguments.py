@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from toolwire import tool
 from toolwire._arguments import NullDropper
 
@@ -70,3 +72,46 @@ def test_a_strict_tool_keeps_null_inside_text_values() -> None:
         "query": "null pointer"
     }
     assert search.parse_args('{"query": "null", "limit": 3}') == {"query": "null", "limit": 3}
+
+
+@pytest.mark.anyio
+async def test_a_strict_raw_schema_tool_drops_the_nulls_it_refuses() -> None:
+    seen: list[dict[str, Any]] = []
+    t = tool(
+        name="find",
+        parameters={
+            "type": "object",
+            "properties": {"q": {"type": "string"}, "n": {"type": "integer"}},
+            "required": ["q"],
+            "additionalProperties": False,
+        },
+        execute=seen.append,
+    )
+    assert t.strict
+    assert t.parse_args('{"q": "null", "n": null}') == {"q": "null"}
+    result = await t.invoke('{"q": "a", "n": null}')
+    assert not result.is_error
+    assert seen == [{"q": "a"}]
+    failed = await t.invoke('{"q": null, "n": null}')
+    assert failed.is_error
+    assert "q: expected string (received null)" in failed.text
+
+
+def test_a_dropper_is_needed_only_when_an_optional_property_refuses_null() -> None:
+    nullable = {
+        "type": "object",
+        "properties": {
+            "q": {"type": "string"},
+            "n": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+        "required": ["q"],
+    }
+    assert not NullDropper(nullable).needed
+    nested = {
+        "type": "object",
+        "properties": {"q": {"$ref": "#/$defs/Q"}},
+        "required": ["q"],
+        "$defs": {"Q": {"type": "object", "properties": {"page": {"type": "integer"}}}},
+    }
+    assert NullDropper(nested).needed
+    assert NullDropper(nested)({"q": {"page": None}}) == {"q": {}}

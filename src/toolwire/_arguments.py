@@ -31,8 +31,6 @@ __all__ = [
     "FunctionBinding",
     "NullDropper",
     "ToolContext",
-    "drop_optional_nulls",
-    "has_optional_properties",
     "load_json_object",
     "model_binding",
     "schema_binding",
@@ -207,24 +205,6 @@ def load_json_object(raw: str | bytes, name: str) -> Any:
         ) from None
 
 
-def has_optional_properties(schema: Mapping[str, Any]) -> bool:
-    def walk(node: Any) -> bool:
-        if isinstance(node, Mapping):
-            mapping = typing.cast(Mapping[str, Any], node)
-            props = mapping.get("properties")
-            required = typing.cast(list[str], mapping.get("required", []))
-            if isinstance(props, Mapping) and set(typing.cast(Mapping[str, Any], props)) - set(
-                required
-            ):
-                return True
-            return any(walk(v) for v in mapping.values())
-        if isinstance(node, list):
-            return any(walk(v) for v in typing.cast(list[Any], node))
-        return False
-
-    return walk(schema)
-
-
 class NullDropper:
     """Removes the nulls a model sent for optional properties that do not accept null.
 
@@ -236,7 +216,7 @@ class NullDropper:
     array `items`/`prefixItems` and `additionalProperties`.
     """
 
-    __slots__ = ("_arrays", "_index", "_nullable", "_resolved", "_schema", "_views")
+    __slots__ = ("_arrays", "_index", "_nullable", "_resolved", "_schema", "_views", "needed")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self._schema = schema
@@ -248,6 +228,34 @@ class NullDropper:
         self._nullable: dict[int, bool] = {}
         self._views: dict[tuple[int, frozenset[str]], _ObjectView] = {}
         self._arrays: dict[int, tuple[list[Any], Any]] = {}
+        # Whether some optional property anywhere in the schema refuses null.
+        self.needed = self._any_droppable()
+
+    def _any_droppable(self) -> bool:
+        todo: list[Any] = [self._schema]
+        seen: set[int] = set()
+        while todo:
+            node = todo.pop()
+            if isinstance(node, list):
+                todo += typing.cast(list[Any], node)
+                continue
+            if not isinstance(node, Mapping):
+                continue
+            mapping = typing.cast(Mapping[str, Any], node)
+            if id(mapping) in seen:
+                continue
+            seen.add(id(mapping))
+            props = mapping.get("properties")
+            if isinstance(props, Mapping):
+                required = mapping.get("required")
+                names: set[Any] = set()
+                if isinstance(required, list):
+                    names.update(typing.cast(list[Any], required))
+                for name, sub in typing.cast(Mapping[str, Any], props).items():
+                    if name not in names and not self._accepts_null(sub):
+                        return True
+            todo += mapping.values()
+        return False
 
     def __call__(self, value: dict[str, Any]) -> dict[str, Any]:
         return typing.cast(dict[str, Any], self._walk(self._schema, value, 0))
@@ -421,8 +429,3 @@ class NullDropper:
 
 
 _ObjectView: typing.TypeAlias = "tuple[dict[str, Any], set[str], Any]"
-
-
-def drop_optional_nulls(schema: Mapping[str, Any], value: dict[str, Any]) -> dict[str, Any]:
-    """`NullDropper(schema)(value)`, for a one-off call; tools keep their dropper."""
-    return NullDropper(schema)(value)

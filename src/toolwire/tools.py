@@ -18,7 +18,6 @@ from ._arguments import (
     FunctionBinding,
     NullDropper,
     ToolContext,
-    has_optional_properties,
     load_json_object,
     model_binding,
     schema_binding,
@@ -170,9 +169,11 @@ class FunctionTool:
         self._compiled: dict[Dialect, CompiledSchema] = {}
         self._strict = self._resolve_strict(strict)
         # Strict mode makes optional properties required-but-nullable; a null the model sends for
-        # one of them means "not given", so it is removed before validation.
-        self._null_optional = self._strict and has_optional_properties(self._parameters)
-        self._drop_nulls = NullDropper(self._parameters) if self._null_optional else None
+        # one that refuses null means "not given", so it is removed before validation. When every
+        # optional property accepts null (`x: int | None = None`), there is nothing to remove.
+        dropper = NullDropper(self._parameters) if self._strict else None
+        self._drop_nulls = dropper if dropper is not None and dropper.needed else None
+        self._null_optional = self._drop_nulls is not None
 
     def _resolve_strict(self, strict: bool | None) -> bool:
         if strict is False:
