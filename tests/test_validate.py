@@ -1059,3 +1059,15 @@ def test_agrees_with_jsonschema_rs_on_ecma_patterns(schema: Any, instances: list
     ours = SchemaValidator(schema)
     for instance in instances:
         assert ours.is_valid(instance) == reference.is_valid(instance), (schema, instance)
+
+
+def test_exponential_work_is_bounded_and_fails_closed() -> None:
+    schema: dict[str, Any] = {"properties": {"a": {"type": "string"}}}
+    for _ in range(30):  # each level doubles the work of an invalid instance
+        schema = {"anyOf": [schema, {"allOf": [schema]}]}
+    validator = SchemaValidator(schema, max_steps=20_000)
+    assert not validator.is_valid({"a": 1})
+    assert [p.message for p in validator.problems({"a": 1})] == [
+        "cannot be validated: checking it against this schema takes too much work"
+    ]
+    assert validator.is_valid({"a": "x"})  # a valid instance takes the first branch at once

@@ -392,6 +392,8 @@ class SchemaValidator:
         documents: Other schema documents that `$ref` may name, by URI (or a function from a URI to
             a document). Nothing is fetched from the network.
         max_depth: How deeply an instance may nest before validation reports it as too deep.
+        max_steps: How many subschema applications one validation may make before it gives up
+            and reports the instance as invalid (nested `anyOf`s can make the work exponential).
 
     Raises:
         SchemaError: The schema cannot be honoured: a reference that resolves to nothing, a pattern
@@ -399,7 +401,7 @@ class SchemaValidator:
             message names the keyword and its place in the schema.
     """
 
-    __slots__ = ("_dynamic", "_max_depth", "_max_nest", "_root")
+    __slots__ = ("_dynamic", "_max_depth", "_max_nest", "_max_steps", "_root")
 
     def __init__(
         self,
@@ -407,6 +409,7 @@ class SchemaValidator:
         *,
         documents: Documents | None = None,
         max_depth: int = 64,
+        max_steps: int = 1_000_000,
     ) -> None:
         if not isinstance(schema, (Mapping, bool)):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise SchemaError(
@@ -414,14 +417,19 @@ class SchemaValidator:
             )
         self._root, self._dynamic = _Compiler(schema, documents).compile()
         self._max_depth = max_depth
+        self._max_steps = max_steps
         # A few $ref/allOf hops per level of the instance, yet far below Python's default stack limit.
         self._max_nest = 4 * max_depth + 32
+
+    def _ctx(self, limit: int) -> Ctx:
+        scope: list[str] | None = [] if self._dynamic else None
+        return Ctx(limit, self._max_depth, self._max_nest, [self._max_steps], 0, scope)
 
     def problems(self, instance: Any, *, limit: int = 20) -> list[ArgumentProblem]:
         """Everything wrong with `instance`, at most `limit` problems; empty when it is valid."""
         if limit <= 0:
             return []
-        ctx = Ctx(limit, self._max_depth, self._max_nest, 0, [] if self._dynamic else None)
+        ctx = self._ctx(limit)
         try:
             self._root.run(instance, [], ctx)
         except Full:
@@ -435,8 +443,7 @@ class SchemaValidator:
     def is_valid(self, instance: Any) -> bool:
         """Whether `instance` satisfies the schema."""
         try:
-            ctx = Ctx(0, self._max_depth, self._max_nest, 0, [] if self._dynamic else None)
-            self._root.run(instance, [], ctx)
+            self._root.run(instance, [], self._ctx(0))
         except (Full, Abort, RecursionError):
             return False
         return True

@@ -40,7 +40,8 @@ __all__ = [
 
 def _enter(node: Node, ctx: Ctx) -> bool:
     ctx.nest += 1
-    if ctx.nest > ctx.max_nest:
+    ctx.budget[0] -= 1
+    if ctx.nest > ctx.max_nest or ctx.budget[0] < 0:
         too_deep([], ctx, instance=False)
     scope = ctx.scope
     if scope is not None and scope[-1:] != [node.resource]:

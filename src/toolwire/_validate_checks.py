@@ -209,23 +209,27 @@ class Abort(Exception):
 class Ctx:
     """One validation run. A limit of 0 marks a probe: it only asks whether a schema matches."""
 
-    __slots__ = ("found", "limit", "max_depth", "max_nest", "nest", "scope")
+    __slots__ = ("budget", "found", "limit", "max_depth", "max_nest", "nest", "scope")
 
     def __init__(
         self,
         limit: int,
         max_depth: int,
         max_nest: int,
+        budget: list[int],
         nest: int = 0,
         scope: list[str] | None = None,
     ) -> None:
         self.found: list[ArgumentProblem] = []
         self.limit, self.max_depth, self.max_nest, self.nest = limit, max_depth, max_nest, nest
+        # Schema applications left for the whole run, probes included: nested `anyOf`s can make
+        # the work grow exponentially with the schema's size, so a hostile schema stops here.
+        self.budget = budget
         # The dynamic scope (resources entered, outermost first), kept only for `$dynamicRef`.
         self.scope = scope
 
     def sub(self, limit: int) -> Ctx:
-        return Ctx(limit, self.max_depth, self.max_nest, self.nest, self.scope)
+        return Ctx(limit, self.max_depth, self.max_nest, self.budget, self.nest, self.scope)
 
     def fail(
         self, path: Path, message: str, value: Any = _MISSING, key: str | int | None = None
@@ -240,7 +244,9 @@ class Ctx:
 
 
 def too_deep(path: Path, ctx: Ctx, *, instance: bool) -> NoReturn:
-    if instance:
+    if ctx.budget[0] < 0:
+        message = "cannot be validated: checking it against this schema takes too much work"
+    elif instance:
         message = f"nested too deeply (more than {ctx.max_depth} levels)"
     else:
         message = "cannot be validated: the schema refers to itself without end"
@@ -275,7 +281,9 @@ class Node:
 
     def run(self, inst: Any, path: Path, ctx: Ctx) -> None:
         ctx.nest += 1
-        if ctx.nest > ctx.max_nest or len(path) > ctx.max_depth:
+        budget = ctx.budget
+        budget[0] -= 1
+        if ctx.nest > ctx.max_nest or len(path) > ctx.max_depth or budget[0] < 0:
             too_deep(path, ctx, instance=len(path) > ctx.max_depth)
         scope = ctx.scope
         if scope is not None and scope[-1:] != [self.resource]:
