@@ -275,3 +275,22 @@ def test_any_supported_type_round_trips(case: tuple[Any, Any]) -> None:
 
     result = anyio.run(lambda: parse(FunctionModel(reply), "?", output))
     assert result.output == value_adapter(hint).validate_python(data)
+
+
+async def test_wrappers_ask_natively_only_when_every_model_that_may_answer_can() -> None:
+    from toolwire.models import CachedModel, FallbackModel
+
+    class Plain(TestModel):
+        native_output = False
+
+    primary, backup = TestModel(), Plain()
+    chain = FallbackModel(primary, backup)
+    assert not chain.native_output
+    result = await chain.parse("?", output_type=City)
+    assert isinstance(result.output, City)
+    assert primary.requests[0].output is None and primary.requests[0].tools[0].name == "City"
+    cached = CachedModel(TestModel())
+    assert cached.native_output
+    first = await cached.parse("?", output_type=City)
+    again = await cached.parse("?", output_type=City)
+    assert again.output == first.output and again.completion.attempts[0].cached
