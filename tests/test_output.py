@@ -9,7 +9,7 @@ from typing import Any, Literal, TypedDict
 
 import pydantic
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from toolwire import (
@@ -261,10 +261,10 @@ def test_any_supported_type_round_trips(case: tuple[Any, Any]) -> None:
     import anyio
 
     hint, value = case
-    if isinstance(value, float) and value != value:  # NaN is not JSON
-        return
     output = OutputType(hint)
     data = value_adapter(hint).dump_python(value, mode="json")
+    text = json.dumps(data)
+    assume("NaN" not in text and "Infinity" not in text)  # not JSON, and NaN != NaN
     spec = output.specs("native")[0]
     answer = {"result": data} if spec.schema.get("required") == ["result"] else data
     text = json.dumps(answer)

@@ -585,3 +585,115 @@ def _piece(event: StreamEvent, mode: OutputMode) -> str:
     if mode == "tool":
         return event.arguments if isinstance(event, ToolCallDelta) else ""
     return event.text if isinstance(event, TextDelta) else ""
+
+
+# --- a run's structured answer ---------------------------------------------------------------
+
+
+_NOT_RUN = "Not run: the final answer was given in the same turn."
+
+
+class RunOutput:
+    """What an agent run needs for a typed answer: what each request adds, and how a turn is read.
+
+    The loop asks `tools()`, `tool_choice()`, `native_spec()` and `instructions()` when it builds a
+    request, and hands each turn to `read()`, which says whether it was the final answer.
+    """
+
+    def __init__(
+        self, output_type: Any, mode: OutputMode | Literal["auto"], retries: int, model: Any
+    ) -> None:
+        self.output = _as_output(output_type)
+        self.mode = resolve_mode(model, mode)
+        if self.mode == "native" and not getattr(model, "native_output", False):
+            raise UnsupportedError(
+                f"{getattr(model, 'provider', type(model).__name__)} has no native structured "
+                "output here; use output_mode='tool' or 'prompted'"
+            )
+        self.specs = self.output.specs(self.mode)
+        self.names = {s.name for s in self.specs}
+        self.retries_left = retries
+        self.value: Any = None
+        self.refusal: str | None = None
+        self.pending: list[Message] = []
+        """Results owed to the calls of a turn whose invalid answer ended the run."""
+
+    def tools(self) -> list[Tool]:
+        return self.output.tools() if self.mode == "tool" else []
+
+    def tool_choice(self, choice: Any) -> Any:
+        # Tool mode: the run ends only through the final-answer tool, so some tool must be called.
+        return "required" if self.mode == "tool" and choice == "auto" else choice
+
+    def native_spec(self) -> OutputSpec | None:
+        return self.specs[0] if self.mode == "native" else None
+
+    def instructions(self) -> SystemMessage | None:
+        return (
+            SystemMessage(prompt_instructions(self.specs[0])) if self.mode == "prompted" else None
+        )
+
+    def read(
+        self, completion: Completion
+    ) -> tuple[Literal["done", "retry", "refused"], list[Message]] | None:
+        """Read one turn: `None` when it is not an answer yet (tool calls to run).
+
+        Returns what to append to the history: the final call's result when done, the corrections
+        when the answer was invalid (and retries remain).
+
+        Raises:
+            OutputValidationError: invalid, and no correction left (the history is whole: the
+                messages it carries in `messages` must be appended first, see `pending`).
+        """
+        refusal = refusal_of(completion)
+        if refusal is not None:
+            self.refusal = refusal
+            return "refused", []
+        calls = completion.message.tool_calls
+        if self.mode == "tool":
+            final = next((c for c in calls if c.name in self.names), None)
+            if final is None:
+                if calls:
+                    return None  # ordinary tool calls: the loop runs them
+                raw, called, call_id = None, None, None
+            else:
+                raw, called, call_id = final.arguments, final.name, final.id
+        else:
+            if calls:
+                return None
+            raw, called, call_id = answer_of(completion, self.specs)
+        others = [
+            ToolResultMessage(
+                call_id=c.id, name=c.name, content=[TextPart(_NOT_RUN)], is_error=True
+            )
+            for c in calls
+            if c.id != call_id
+        ]
+        try:
+            if raw is None:
+                what = f"call the {self.specs[0].name!r} tool" if self.mode == "tool" else "answer"
+                raise OutputValidationError(
+                    [
+                        ArgumentProblem(
+                            (), f"no final answer came: {what} with the structured answer"
+                        )
+                    ],
+                    completion.message.text or None,
+                )
+            self.value = self.output.validate(raw, called)
+        except OutputValidationError as exc:
+            correction = _correction(exc, call_id, called)
+            if self.retries_left <= 0:
+                exc.completion = completion
+                self.pending = [*others, *([correction] if call_id is not None else [])]
+                raise
+            self.retries_left -= 1
+            return "retry", [*others, correction]
+        done: list[Message] = list(others)
+        if call_id is not None:
+            done.append(
+                ToolResultMessage(
+                    call_id=call_id, name=called or "", content=[TextPart("Final answer received.")]
+                )
+            )
+        return "done", done
