@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         ModelRequestsForbidden,
         ModelResponseError,
         ModelStreamError,
+        OutputValidationError,
         RetryableError,
         RetryableModelError,
         SchemaError,
@@ -113,6 +114,11 @@ if TYPE_CHECKING:
         allow_model_requests,
         forbid_model_requests,
         model,
+    )
+    from .output import (
+        OutputType,
+        ParseResult,
+        PartialOutput,
     )
     from .registry import (
         ToolRegistry,
@@ -189,6 +195,10 @@ __all__ = [
     "ModelSettings",
     "ModelStreamError",
     "OutputSpec",
+    "OutputType",
+    "OutputValidationError",
+    "ParseResult",
+    "PartialOutput",
     "PendingCall",
     "ReasoningBlock",
     "ReasoningDelta",
@@ -302,6 +312,10 @@ _HOMES: dict[str, str] = {
     "ModelSettings": ".models",
     "ModelStreamError": ".errors",
     "OutputSpec": ".models",
+    "OutputType": ".output",
+    "OutputValidationError": ".errors",
+    "ParseResult": ".output",
+    "PartialOutput": ".output",
     "PendingCall": "._loop",
     "ReasoningBlock": ".messages",
     "ReasoningDelta": ".models",

@@ -55,6 +55,10 @@ class Agent:
     ) -> None:
         self._config = RunConfig.merge(config, options)
         self.model = _resolve_model(model)
+        if self._config.retry is not None:
+            from .models.wrappers import RetryModel
+
+            self.model = RetryModel(self.model, self._config.retry)
         self.tools = build_tools(self._config.tools, self._config.hooks)
         self._settings = ModelSettings.coerce(self._config.settings)
         self._limits = self._config.limits
