@@ -32,7 +32,7 @@ from typing import Any, Generic, Literal, TypeVar, cast, get_args, get_origin
 import pydantic
 import pydantic_core
 
-from ._arguments import drop_optional_nulls, has_optional_properties
+from ._arguments import NullDropper
 from ._schema import problems_from_validation_error, value_adapter, value_schema
 from ._validate import SchemaValidator
 from .errors import ArgumentProblem, OutputValidationError, UnsupportedError
@@ -143,6 +143,8 @@ class OutputType(Generic[T]):
         self.name = name or (self.branches[0].name if len(self.branches) == 1 else "final_result")
         self.description = description
         self._tools: list[Tool] | None = None
+        self._union_schema: dict[str, Any] | None = None
+        self._droppers: dict[int, NullDropper] = {}
 
     @staticmethod
     def _branch(hint: Any, name: str | None, description: str | None) -> _Branch:
@@ -234,9 +236,11 @@ class OutputType(Generic[T]):
         value: Any = data
         unwrap = branch.wrapped or (union and not self._called_per_branch(value))
         mapping = _as_dict(value)
-        if mapping is not None and has_optional_properties(branch.schema):
+        if mapping is not None:
             # A strict schema makes optional properties nullable: null means "not given".
-            value = mapping = drop_optional_nulls(self._sent_schema(branch, union), mapping)
+            dropper = self._dropper(self._sent_schema(branch, union))
+            if dropper.needed:
+                value = mapping = dropper(mapping)
         if unwrap:
             if mapping is None or _WRAP not in mapping:
                 problem = ArgumentProblem((), f"expected an object with the property {_WRAP!r}")
@@ -257,7 +261,18 @@ class OutputType(Generic[T]):
         return not (isinstance(value, dict) and set(cast(dict[str, Any], value)) == {_WRAP})
 
     def _sent_schema(self, branch: _Branch, union: bool) -> Mapping[str, Any]:
-        return self._any_of() if union and not branch.wrapped else branch.schema
+        if union and not branch.wrapped:
+            if self._union_schema is None:
+                self._union_schema = self._any_of()
+            return self._union_schema
+        return branch.schema
+
+    def _dropper(self, schema: Mapping[str, Any]) -> NullDropper:
+        # Built once per schema sent: what the walk needs is computed on first use and kept.
+        dropper = self._droppers.get(id(schema))
+        if dropper is None:
+            dropper = self._droppers[id(schema)] = NullDropper(schema)
+        return dropper
 
     def validate_partial(self, text: str) -> T | None:
         """What can be read of an answer that is still arriving (`None` when nothing yet)."""
