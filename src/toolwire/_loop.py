@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import anyio
 
+from . import telemetry
 from ._util import maybe_await
 from .errors import UsageLimitExceeded
 from .messages import (
@@ -651,6 +652,21 @@ async def run(
     results: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """One run of the loop; see `Agent.run` for the semantics."""
+    tracing = telemetry.active()
+    if tracing is not None:
+        return await tracing.run(
+            config, lambda traced: _run(traced, prompt, history, approvals, results)
+        )
+    return await _run(config, prompt, history, approvals, results)
+
+
+async def _run(
+    config: LoopConfig,
+    prompt: str | None,
+    history: Sequence[Message] | None,
+    approvals: Mapping[str, bool | str] | None,
+    results: Mapping[str, Any] | None,
+) -> RunResult:
     resuming = approvals is not None or results is not None
     messages, repairs = _prepare(history, config.options.instructions, resuming=resuming)
     for repair in repairs:
