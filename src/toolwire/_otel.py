@@ -43,7 +43,7 @@ from .usage import Usage, estimate_cost
 if TYPE_CHECKING:
     from ._loop import LoopConfig, RunResult
 
-__all__ = ["Instrumentation", "TracedModel"]
+__all__ = ["Instrumentation", "McpSpans", "TracedModel"]
 
 _SCOPE = "toolwire"
 _TOKEN_BUCKETS = [4.0**n for n in range(14)]
@@ -159,6 +159,7 @@ class Instrumentation:
             explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
         )
         self.capture_content = capture_content
+        self.mcp = McpSpans(self)
 
     # -- runs
 
@@ -371,11 +372,100 @@ class _TracedTool(ToolWrapper):
                 fail(span, error)
                 raise
             if result.is_error:
-                if result.error is not None:
-                    fail(span, result.error)
-                else:
-                    span.set_attribute("error.type", "tool_error")
-                    span.set_status(Status(StatusCode.ERROR, result.text[:200]))
+                _mark_tool_error(span, result)
             if otel.capture_content:
                 span.set_attribute("gen_ai.tool.call.result", result.text)
             return result
+
+
+# --- MCP -----------------------------------------------------------------------------------------
+
+
+def _mark_tool_error(span: Span, result: ToolResult) -> None:
+    if result.error is not None:
+        fail(span, result.error)
+    else:
+        span.set_attribute("error.type", "tool_error")
+        span.set_status(Status(StatusCode.ERROR, result.text[:200]))
+
+
+class McpSpans:
+    """The MCP conventions' spans: a client span per call sent, a server span per call served."""
+
+    def __init__(self, instrumentation: Instrumentation) -> None:
+        self._otel = instrumentation
+
+    async def client_call(
+        self,
+        name: str,
+        params: dict[str, Any],
+        attributes: Mapping[str, Any],
+        call: Callable[[], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        """Run `call` in a `tools/call {name}` client span, its context put in `params._meta`."""
+        from opentelemetry.propagate import inject
+
+        attrs: dict[str, Any] = {
+            "mcp.method.name": "tools/call",
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            **attributes,
+        }
+        with self._otel.tracer.start_as_current_span(
+            f"tools/call {name}",
+            kind=SpanKind.CLIENT,
+            attributes=attrs,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            meta: dict[str, Any] = dict(params.get("_meta") or {})
+            inject(meta)  # W3C `traceparent` / `tracestate`, as the MCP conventions place them
+            params["_meta"] = meta
+            try:
+                result = await call()
+            except BaseException as error:
+                fail(span, error)
+                raise
+            if result.is_error:
+                _mark_tool_error(span, result)
+            return result
+
+    async def served_call(
+        self,
+        name: str,
+        meta: Mapping[str, Any] | None,
+        attributes: Mapping[str, Any],
+        call: Callable[[], Awaitable[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """Run `call` in a `tools/call {name}` server span, child of the caller's trace."""
+        from opentelemetry.propagate import extract
+
+        parent = None
+        if meta:
+            try:
+                parent = extract(dict(meta))
+            except (TypeError, ValueError):  # a malformed carrier: start a trace of our own
+                parent = None
+        attrs: dict[str, Any] = {
+            "mcp.method.name": "tools/call",
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            **attributes,
+        }
+        with self._otel.tracer.start_as_current_span(
+            f"tools/call {name}",
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes=attrs,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                out = await call()
+            except BaseException as error:
+                fail(span, error)
+                raise
+            if out.get("isError") is True:
+                span.set_attribute("error.type", "tool_error")
+                span.set_status(Status(StatusCode.ERROR))
+            return out
