@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -293,6 +294,7 @@ class _Run:
         self.deadline: float | None = None
         self.open_calls: list[ToolCallBlock] = []
         self.model_label = f"{config.model.provider} ({type(config.model).__name__})"
+        self.run_id = uuid.uuid4().hex[:16]  # ties this run's log records together
 
     # -- events
 
@@ -370,6 +372,8 @@ class _Run:
         # another provider than the one it is named after.
         provider = completion.message.provider or config.model.provider
         self.priced.append((provider, completion.model, completion.usage))
+        if logger.isEnabledFor(logging.DEBUG):
+            _log_answer(self.run_id, self.iterations, provider, completion)
         await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
 
@@ -569,6 +573,7 @@ class _Run:
             iteration,
             error,
         )
+        _log_call(self.run_id, trace)
         if config.subscribers or config.stream_sink is not None:
             await self.emit(
                 FunctionCallCompleted(
@@ -641,6 +646,37 @@ class _Run:
             raise ValueError("cannot resume; undecided calls: " + ", ".join(undecided))
         self.open_calls = calls
         await self.execute(calls, decided)
+
+
+def _log_answer(run_id: str, iteration: int, provider: str, completion: Completion) -> None:
+    usage = completion.usage
+    logger.debug(
+        "run %s: model request %d answered by %s:%s (%s; %d input, %d output tokens)",
+        run_id,
+        iteration,
+        provider,
+        completion.model,
+        completion.finish_reason,
+        usage.input_tokens,
+        usage.output_tokens,
+        extra={"toolwire_run_id": run_id},
+    )
+
+
+def _log_call(run_id: str, trace: TraceEntry) -> None:
+    level = logging.INFO if trace.is_error else logging.DEBUG
+    if logger.isEnabledFor(level):
+        outcome = f"failed: {trace.result[:200]}" if trace.is_error else "done"
+        logger.log(
+            level,
+            "run %s: tool call %s (%s) %s in %.3fs",
+            run_id,
+            trace.call_id,
+            trace.name,
+            outcome,
+            trace.duration,
+            extra={"toolwire_run_id": run_id, "toolwire_call_id": trace.call_id},
+        )
 
 
 async def run(
