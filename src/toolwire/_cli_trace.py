@@ -4,7 +4,7 @@ run without any tracing backend."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from . import telemetry
@@ -31,7 +31,7 @@ class SpanTree:
         self._provider.add_span_processor(SimpleSpanProcessor(self._exporter))
 
     @contextlib.contextmanager
-    def recording(self) -> Iterator[None]:
+    def recording(self) -> Generator[None]:
         """Trace every run inside the block into this tree."""
         telemetry.instrument(tracer_provider=self._provider)
         try:
