@@ -266,3 +266,12 @@ def test_a_run_with_tracing_off_imports_no_opentelemetry() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_with_no_provider_configured_runs_are_not_wrapped(otel: Otel) -> None:
+    telemetry.instrument()  # no provider given, and no SDK set a global one in this process
+    active = telemetry.active()
+    assert active is not None and not active.configured()
+    otel.instrument()
+    active = telemetry.active()
+    assert active is not None and active.configured()

@@ -32,12 +32,14 @@ from .models.base import (
     CompletionDone,
     Model,
     ModelRequest,
+    ModelSettings,
     StreamEvent,
+    ToolChoice,
     aclose_events,
 )
 from .models.wrappers import WrapperModel, send_to, stream_to
 from .results import ToolResult
-from .tools import Tool, ToolContext
+from .tools import Tool, ToolContext, ToolLike
 from .usage import Usage, estimate_cost
 
 if TYPE_CHECKING:
@@ -160,6 +162,24 @@ class Instrumentation:
         )
         self.capture_content = capture_content
         self.mcp = McpSpans(self)
+        self._explicit = tracer_provider is not None or meter_provider is not None
+
+    def configured(self) -> bool:
+        """Whether anything would record: a provider was given, or an SDK set a global one.
+
+        With neither, every span and measurement would be the API's no-op, so runs skip the
+        wrapping altogether and cost what they cost untraced.
+        """
+        if self._explicit:
+            return True
+        tracer_provider = trace.get_tracer_provider()
+        if not isinstance(tracer_provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+            return True
+        meter_provider = metrics.get_meter_provider()
+        return not (
+            isinstance(meter_provider, metrics.NoOpMeterProvider)
+            or type(meter_provider).__name__ == "_ProxyMeterProvider"
+        )
 
     # -- runs
 
@@ -167,6 +187,8 @@ class Instrumentation:
         self, config: LoopConfig, body: Callable[[LoopConfig], Awaitable[RunResult]]
     ) -> RunResult:
         """Run `body` inside an `invoke_agent` span, with the model and tools traced."""
+        if not self.configured():
+            return await body(config)
         traced = dataclasses.replace(
             config,
             model=TracedModel(config.model, self),
@@ -288,6 +310,42 @@ class TracedModel(WrapperModel):
         super().__init__(model)
         self._otel = instrumentation
 
+    async def complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> Completion:
+        # The model sees the tools as the caller gave them: the tracing wrapper only matters
+        # when a call runs, and resolving a wrapper costs a slow protocol check per request.
+        return await super().complete(
+            prompt,
+            history=history,
+            tools=_untraced(tools),
+            tool_choice=tool_choice,
+            settings=settings,
+        )
+
+    def stream_complete(
+        self,
+        prompt: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        tools: Sequence[ToolLike] = (),
+        tool_choice: ToolChoice = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        return super().stream_complete(
+            prompt,
+            history=history,
+            tools=_untraced(tools),
+            tool_choice=tool_choice,
+            settings=settings,
+        )
+
     async def send(self, request: ModelRequest) -> Completion:
         otel = self._otel
         span, metric = otel.chat_span(self.wrapped, request)
@@ -326,6 +384,10 @@ class TracedModel(WrapperModel):
             await aclose_events(events)
             if not answered and span.is_recording():
                 span.end()
+
+
+def _untraced(tools: Sequence[ToolLike]) -> list[ToolLike]:
+    return [t.wrapped if isinstance(t, _TracedTool) else t for t in tools]
 
 
 # --- tool calls --------------------------------------------------------------------------------
