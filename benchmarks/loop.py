@@ -4,7 +4,9 @@ Each run is N rounds of one tool call each, answered by an in-process scripted m
 toolwire (`ScriptedModel`-style `FunctionModel`), pydantic-ai (its `FunctionModel`) and
 openai-agents (a fake `Model`). The model and the tool do almost nothing, so the time per round is
 the framework's own overhead. Runs at 200 and at 400 rounds show whether a round gets dearer as
-the history grows. A second figure: 20 calls of a tool that sleeps 100 ms, in one turn.
+the history grows. Then toolwire's per-round time with OpenTelemetry tracing off, on with no SDK
+configured, and on with the SDK recording in memory. Last: 20 calls of a tool that sleeps 100 ms,
+in one turn.
 
 Run: `make bench` or `.venv/bin/python benchmarks/loop.py`.
 """
@@ -149,6 +151,41 @@ async def best_of(run: Callable[[], Awaitable[Any]]) -> float:
     return best
 
 
+async def tracing_overhead(rounds: int = ROUND_COUNTS[0]) -> dict[str, float] | None:
+    """toolwire's per-round time (us) with tracing off, on with no SDK configured (the API's
+    no-op tracer), and on with the SDK recording spans and metrics in memory."""
+    try:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    except ImportError:
+        return None
+    from toolwire import telemetry
+
+    run = toolwire_run(rounds)
+    out = {"off": await best_of(run) / rounds * 1e6}
+    telemetry.instrument()  # the global providers: the API's no-op ones here
+    try:
+        out["on, no SDK configured"] = await best_of(run) / rounds * 1e6
+    finally:
+        telemetry.uninstrument()
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    telemetry.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
+    try:
+        out["on, in-memory exporter"] = await best_of(run) / rounds * 1e6
+    finally:
+        telemetry.uninstrument()
+        tracer_provider.shutdown()
+        meter_provider.shutdown()
+    assert exporter.get_finished_spans(), "the in-memory exporter recorded nothing"
+    return out
+
+
 async def parallel_sleepers() -> float:
     from toolwire import Agent, ScriptedModel, tool
 
@@ -194,6 +231,13 @@ async def main() -> None:
             continue
         ratios = ", ".join(f"{values[r] / tw[r]:.1f}x at {r}" for r in ROUND_COUNTS)
         print(f"{name} per round / toolwire per round: {ratios}")
+    traced = await tracing_overhead()
+    if traced is None:
+        print("tracing: opentelemetry-sdk not installed (pip install -e '.[otel,dev]')")
+    else:
+        print(f"toolwire per round with tracing, {ROUND_COUNTS[0]} rounds (us):")
+        for label, value in traced.items():
+            print(f"{label:>26}{value:>10.1f}  ({value / traced['off']:.2f}x off)")
     elapsed = await parallel_sleepers()
     print(f"20 calls of a 100 ms tool in one turn: {elapsed * 1000:.0f} ms in all")
 

@@ -403,3 +403,17 @@ async def test_serve_on_every_interface_prints_a_url_that_works(bind_locally: li
         assert url.startswith("http://127.0.0.1:")
         async with McpClient(url) as client:
             assert (await client.call_tool("calculator", {"expression": "6*7"})).text == "42"
+
+
+def test_run_trace_prints_the_span_tree(served: str) -> None:
+    done = run("run", "what is 6 * 7?", "--model", "test", "--mcp", served, "--trace")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Here is what the tools found:\n- calculator: 42\n"
+    tree = done.stderr[done.stderr.index("invoke_agent agent") :].splitlines()
+    assert len(tree) == 5, tree
+    assert tree[0].startswith("invoke_agent agent ") and "tokens " in tree[0]
+    assert tree[1].startswith("├── chat test ") and " ms  tokens " in tree[1]
+    assert tree[2].startswith("├── execute_tool calculator ")
+    # The MCP call nests under the tool call that made it.
+    assert tree[3].startswith("│   └── tools/call calculator ")
+    assert tree[4].startswith("└── chat test ")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import anyio
 
+from . import telemetry
 from ._util import maybe_await
 from .errors import UsageLimitExceeded
 from .messages import (
@@ -310,6 +312,7 @@ class _Run:
             self.output = RunOutput(
                 options.output_type, options.output_mode, options.output_retries, config.model
             )
+        self.run_id = uuid.uuid4().hex[:16]  # ties this run's log records together
 
     # -- events
 
@@ -397,6 +400,8 @@ class _Run:
         # another provider than the one it is named after.
         provider = completion.message.provider or config.model.provider
         self.priced.append((provider, completion.model, completion.usage))
+        if logger.isEnabledFor(logging.DEBUG):
+            _log_answer(self.run_id, self.iterations, provider, completion)
         await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
 
@@ -629,6 +634,7 @@ class _Run:
             iteration,
             error,
         )
+        _log_call(self.run_id, trace)
         if config.subscribers or config.stream_sink is not None:
             await self.emit(
                 FunctionCallCompleted(
@@ -703,6 +709,37 @@ class _Run:
         await self.execute(calls, decided)
 
 
+def _log_answer(run_id: str, iteration: int, provider: str, completion: Completion) -> None:
+    usage = completion.usage
+    logger.debug(
+        "run %s: model request %d answered by %s:%s (%s; %d input, %d output tokens)",
+        run_id,
+        iteration,
+        provider,
+        completion.model,
+        completion.finish_reason,
+        usage.input_tokens,
+        usage.output_tokens,
+        extra={"toolwire_run_id": run_id},
+    )
+
+
+def _log_call(run_id: str, trace: TraceEntry) -> None:
+    level = logging.INFO if trace.is_error else logging.DEBUG
+    if logger.isEnabledFor(level):
+        outcome = f"failed: {trace.result[:200]}" if trace.is_error else "done"
+        logger.log(
+            level,
+            "run %s: tool call %s (%s) %s in %.3fs",
+            run_id,
+            trace.call_id,
+            trace.name,
+            outcome,
+            trace.duration,
+            extra={"toolwire_run_id": run_id, "toolwire_call_id": trace.call_id},
+        )
+
+
 async def run(
     config: LoopConfig,
     prompt: str | None,
@@ -712,6 +749,21 @@ async def run(
     results: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """One run of the loop; see `Agent.run` for the semantics."""
+    tracing = telemetry.active()
+    if tracing is not None:
+        return await tracing.run(
+            config, lambda traced: _run(traced, prompt, history, approvals, results)
+        )
+    return await _run(config, prompt, history, approvals, results)
+
+
+async def _run(
+    config: LoopConfig,
+    prompt: str | None,
+    history: Sequence[Message] | None,
+    approvals: Mapping[str, bool | str] | None,
+    results: Mapping[str, Any] | None,
+) -> RunResult:
     resuming = approvals is not None or results is not None
     messages, repairs = _prepare(history, config.options.instructions, resuming=resuming)
     for repair in repairs:

@@ -40,7 +40,14 @@ from ._cli_agent import (
     resolve_model,
     run_with_view,
 )
-from .errors import McpAuthError, McpConnectionError, McpError, McpProtocolError, ToolwireError
+from .errors import (
+    McpAuthError,
+    McpConnectionError,
+    McpError,
+    McpProtocolError,
+    MissingDependencyError,
+    ToolwireError,
+)
 from .results import AudioPart, ImagePart, ResourcePart, ToolResult
 from .tools import Tool, as_tool
 
@@ -738,6 +745,13 @@ def run(
     ] = None,
     max_iterations: Annotated[int, typer.Option(help="Model requests at most.")] = 8,
     instructions: Annotated[str | None, typer.Option(help="System prompt.")] = None,
+    trace: Annotated[
+        bool,
+        typer.Option(
+            "--trace",
+            help="Print the run's span tree (durations, tokens); needs opentelemetry-sdk.",
+        ),
+    ] = False,
 ) -> None:
     """Run the agent: a line per tool call, the answer as it streams, then usage and cost.
 
@@ -769,7 +783,20 @@ def run(
             err.print(f"model: {described}", markup=False)
             return await _agent_run(agent, prompt, view)
 
-    report(err, _run(main))
+    if not trace:
+        report(err, _run(main))
+        return
+    from ._cli_trace import SpanTree
+
+    try:
+        tree = SpanTree()
+    except MissingDependencyError as exc:
+        raise CliError(str(exc)) from None
+    with tree.recording():
+        result = _run(main)
+    report(err, result)
+    for line in tree.lines():
+        err.print(line, markup=False, highlight=False)
 
 
 @app.command(epilog="Example: toolwire demo")

@@ -7,6 +7,7 @@ every later call.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -64,7 +65,10 @@ async def everything() -> AsyncIterator[Everything]:
         await server.stop()
 
 
-async def test_restarting_server_everything_under_a_live_client() -> None:
+async def test_restarting_server_everything_under_a_live_client(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolwire.mcp")
     async with everything() as server, McpClient(server.url, timeout=30) as client:
         specs = {s.name: s for s in await client.list_tools()}
         assert "get-sum" in specs
@@ -87,6 +91,9 @@ async def test_restarting_server_everything_under_a_live_client() -> None:
         assert "5" in total.text
         again = await client.call_tool("echo", {"message": "after"})
         assert again.text == "Echo: after"
+    [renewal] = [r for r in caplog.records if r.name == "toolwire.mcp"]
+    assert renewal.levelno == logging.INFO
+    assert f"MCP session {first} at {server.url} was lost; renewed as" in renewal.getMessage()
 
 
 async def test_server_everything_answers_a_lost_session_with_400() -> None:

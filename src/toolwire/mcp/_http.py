@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import logging
 import re
 import typing
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -32,6 +33,8 @@ from .._util import retry_after_seconds
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "HttpSession", "SessionGone"]
+
+logger = logging.getLogger("toolwire.mcp")
 
 PROTOCOL_VERSION = "2025-11-25"
 """The handshake revision we offer; servers may answer with an older one."""
@@ -328,9 +331,13 @@ class HttpSession:
         async with self._lock:
             if self._generation == generation:
                 self._needs_session = True
+                lost = self.session_id
                 await self.initialize()
                 self._needs_session = False
                 self._generation += 1
+                logger.info(
+                    "MCP session %s at %s was lost; renewed as %s", lost, self.url, self.session_id
+                )
 
     async def close(self) -> None:
         """End the session (HTTP DELETE) and release the HTTP client if we made it."""

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp import Client, StdioServerParameters
 
-from .. import __version__
+from .. import __version__, telemetry
 from .._validate import SchemaValidator
 from ..errors import SchemaError, ToolError, ToolTimeoutError
 from ..middleware import ToolWrapper
@@ -113,6 +113,19 @@ class _HttpConnection:
         await self.session.close()
 
 
+def _span_attributes(conn: _HttpConnection | _StdioConnection) -> dict[str, Any]:
+    """The MCP conventions' attributes of the session a call goes through."""
+    if isinstance(conn, _StdioConnection):
+        return {"network.transport": "pipe"}
+    session = conn.session
+    out: dict[str, Any] = {"network.transport": "tcp"}
+    if session.session_id:
+        out["mcp.session.id"] = session.session_id
+    if session.protocol_version:
+        out["mcp.protocol.version"] = session.protocol_version
+    return out
+
+
 class _StdioConnection:
     """A subprocess server, driven through the SDK's client (its stdio transport is sound)."""
 
@@ -179,7 +192,9 @@ class _StdioConnection:
                 # tool's output schema; the client checks that itself, the same way for HTTP.
                 request = mcp_types.CallToolRequest(
                     params=mcp_types.CallToolRequestParams(
-                        name=params["name"], arguments=params.get("arguments")
+                        name=params["name"],
+                        arguments=params.get("arguments"),
+                        _meta=params.get("_meta"),  # the caller's trace context, when traced
                     )
                 )
                 raw = await client.session.send_request(
@@ -429,7 +444,25 @@ class McpClient:
             hints = spec.annotations if spec is not None else None
             repeatable = hints is not None and bool(hints.read_only_hint or hints.idempotent_hint)
         limit = timeout if timeout is not None else self.timeout
-        params = {"name": name, "arguments": dict(arguments or {})}
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        tracing = telemetry.active()
+        if tracing is not None:
+            return await tracing.mcp.client_call(
+                name,
+                params,
+                _span_attributes(conn),
+                lambda: self._send_call(conn, name, params, repeatable, limit),
+            )
+        return await self._send_call(conn, name, params, repeatable, limit)
+
+    async def _send_call(
+        self,
+        conn: _HttpConnection | _StdioConnection,
+        name: str,
+        params: dict[str, Any],
+        repeatable: bool,
+        limit: float | None,
+    ) -> ToolResult:
         try:
             try:
                 raw = await conn.request("tools/call", params, repeatable=repeatable, limit=limit)

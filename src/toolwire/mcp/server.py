@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .. import __version__
+from .. import __version__, telemetry
 from .._schema import value_schema
 from .._validate import SchemaValidator
 from ..errors import SchemaError, UnknownToolError
@@ -144,6 +144,19 @@ def build_server(
         return page
 
     async def call_tool(
+        ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        tracing = telemetry.active()
+        if tracing is None:
+            return await answer_call(ctx, params)
+        attributes: dict[str, Any] = {"mcp.protocol.version": ctx.protocol_version}
+        if ctx.request_id is not None:
+            attributes["jsonrpc.request.id"] = str(ctx.request_id)
+        return await tracing.mcp.served_call(
+            params.name, params.meta, attributes, lambda: answer_call(ctx, params)
+        )
+
+    async def answer_call(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> dict[str, Any]:
         found = by_name.get(params.name)

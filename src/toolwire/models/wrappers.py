@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import logging
 import time
 import typing
 from collections import OrderedDict
@@ -68,6 +69,8 @@ ErrorFilter: TypeAlias = (
 """Which failures a wrapper acts on: exception types, or a predicate over the exception."""
 
 _NOTE = "toolwire attempts:"
+
+logger = logging.getLogger("toolwire.models")
 
 
 def _matcher(spec: ErrorFilter) -> Callable[[BaseException], bool]:
@@ -159,6 +162,34 @@ def attach_attempts(error: BaseException, attempts: Sequence[Attempt]) -> None:
     if not hasattr(error, "__notes__"):
         error.__notes__ = notes
     notes.append("\n".join(lines))
+
+
+def _label(model: Model) -> str:
+    return f"{model.provider}:{model.model_name}"
+
+
+def _log_retry(
+    model: Model, attempt: int, attempts: int, error: BaseException, delay: float
+) -> None:
+    logger.warning(
+        "%s failed (attempt %d of %d: %s: %s); retrying in %.2fs",
+        _label(model),
+        attempt,
+        attempts,
+        type(error).__name__,
+        error,
+        delay,
+    )
+
+
+def _log_fallback(model: Model, following: Model, error: BaseException) -> None:
+    logger.warning(
+        "%s failed (%s: %s); falling back to %s",
+        _label(model),
+        type(error).__name__,
+        error,
+        _label(following),
+    )
 
 
 def _after(failed: Sequence[Attempt], completion: Completion) -> Completion:
@@ -309,6 +340,7 @@ class FallbackModel(WrapperModel):
                 if index == last or not self._should_fall_back(error):
                     attach_attempts(error, failed)
                     raise
+                _log_fallback(model, self._models[index + 1], error)
                 continue
             return _after(failed, completion)
         raise AssertionError("unreachable: the last model either answers or raises")
@@ -331,6 +363,7 @@ class FallbackModel(WrapperModel):
                 if started or index == last or not self._should_fall_back(error):
                     attach_attempts(error, failed)
                     raise
+                _log_fallback(model, self._models[index + 1], error)
             finally:
                 await aclose_events(events)
 
@@ -460,6 +493,7 @@ class RetryModel(WrapperModel):
                 if delay is None:
                     attach_attempts(error, failed)
                     raise
+                _log_retry(self.wrapped, attempt, self.policy.attempts, error, delay)
             else:
                 return _after(failed, completion)
             await self._sleep(delay)
@@ -484,6 +518,7 @@ class RetryModel(WrapperModel):
                 if delay is None:
                     attach_attempts(error, failed)
                     raise
+                _log_retry(self.wrapped, attempt, self.policy.attempts, error, delay)
             finally:
                 await aclose_events(events)
             await self._sleep(delay)

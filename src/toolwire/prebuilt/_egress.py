@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import ipaddress
+import logging
 import re
 import socket
 import urllib.parse
@@ -41,6 +42,8 @@ __all__ = [
     "guarded_request",
     "system_resolver",
 ]
+
+logger = logging.getLogger("toolwire.egress")
 
 IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -192,6 +195,11 @@ def _numeric_host_reason(host: str) -> str | None:
     )
 
 
+def _log_refusal(error: EgressBlocked) -> EgressBlocked:
+    logger.warning("egress refused: %s", error)
+    return error
+
+
 def _invalid_url(url: str, exc: Exception) -> EgressBlocked:
     try:
         host = (urllib.parse.urlsplit(url).hostname or "").rstrip(".")
@@ -290,10 +298,19 @@ class EgressPolicy:
     async def check_url(self, url: str | httpx.URL) -> list[IPAddress]:
         """Vet a URL and return the checked addresses to connect to, in resolver order.
 
+        A refusal is logged (WARNING, logger `toolwire.egress`) before it is raised.
+
         Raises:
             EgressBlocked: the URL, its host or one of its addresses is not allowed.
             ToolError: the host name could not be resolved.
         """
+        try:
+            return await self._check_url(url)
+        except EgressBlocked as exc:
+            _log_refusal(exc)
+            raise
+
+    async def _check_url(self, url: str | httpx.URL) -> list[IPAddress]:
         try:
             parsed = url if isinstance(url, httpx.URL) else httpx.URL(url)
         except httpx.InvalidURL as exc:
@@ -484,10 +501,12 @@ async def guarded_request(
     try:
         scheme = httpx.URL(url).scheme
     except httpx.InvalidURL as exc:
-        raise _invalid_url(url, exc) from None
+        raise _log_refusal(_invalid_url(url, exc)) from None
     if scheme not in ("http", "https"):
         # Checked here because httpx treats a URL without a host (file:///x) as relative.
-        raise EgressBlocked(url, f"scheme {scheme or 'none'!r} is not allowed, only http and https")
+        raise _log_refusal(
+            EgressBlocked(url, f"scheme {scheme or 'none'!r} is not allowed, only http and https")
+        )
     transport = EgressTransport(policy, verify=verify)
     query: Any = params if params is None or isinstance(params, Mapping) else list(params)
     try:
@@ -554,7 +573,9 @@ def _next_request(
     try:
         target = previous.url.join(location.strip())
     except httpx.InvalidURL as exc:
-        raise EgressBlocked(location, f"the redirect target is not a valid URL ({exc})") from None
+        raise _log_refusal(
+            EgressBlocked(location, f"the redirect target is not a valid URL ({exc})")
+        ) from None
     if target.scheme not in ("http", "https"):
         raise EgressBlocked(
             str(target), f"redirect to scheme {target.scheme!r}, only http and https are allowed"
