@@ -26,7 +26,9 @@ from typing import Any
 
 import anyio
 import httpx2
+from mcp.client.auth import OAuthFlowError
 from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_header_map
+from pydantic import ValidationError
 
 from .._util import retry_after_seconds
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
@@ -206,6 +208,7 @@ class HttpSession:
         http_client: httpx2.AsyncClient | None,
         headers: Mapping[str, str] | None,
         auth_token: str | None,
+        auth: httpx2.Auth | None = None,
         client_info: dict[str, Any],
         connect_timeout: float,
         session_id: str | None = None,
@@ -232,6 +235,8 @@ class HttpSession:
         if auth_token is not None:
             base["authorization"] = f"Bearer {auth_token}"
         self._base_headers = base
+        # Passed per request, not set on the client: a caller's own client stays untouched.
+        self._auth: dict[str, Any] = {} if auth is None else {"auth": auth}
         self._ids = itertools.count(1)
         self._generation = 0
         self._lock = anyio.Lock()
@@ -337,8 +342,13 @@ class HttpSession:
         try:
             if self.session_id is not None:
                 # A server that is gone already has no session left to end.
-                with anyio.move_on_after(5, shield=True), contextlib.suppress(httpx2.HTTPError):
-                    async with self._client.stream("DELETE", self.url, headers=self._headers()):
+                with (
+                    anyio.move_on_after(5, shield=True),
+                    contextlib.suppress(httpx2.HTTPError, OAuthFlowError, McpAuthError),
+                ):
+                    async with self._client.stream(
+                        "DELETE", self.url, headers=self._headers(), **self._auth
+                    ):
                         pass
         finally:
             self.session_id = None
@@ -402,13 +412,15 @@ class HttpSession:
         try:
             # Streamed and never read: the answer's body carries nothing, however long it is.
             async with self._client.stream(
-                "POST", self.url, content=_dumps(body), headers=self._headers()
+                "POST", self.url, content=_dumps(body), headers=self._headers(), **self._auth
             ) as response:
                 status = response.status_code
         except httpx2.HTTPError as exc:
             raise McpConnectionError(f"Cannot reach the MCP server at {self.url}: {exc}") from exc
+        except (OAuthFlowError, ValidationError) as exc:
+            raise McpAuthError(f"OAuth authorization with the MCP server failed: {exc}") from exc
         if status in (401, 403):
-            raise McpAuthError(f"The MCP server refused our credentials ({status}).")
+            raise McpAuthError(_refusal(status, response.headers.get("www-authenticate")))
 
     def _headers(self) -> dict[str, str]:
         headers = dict(self._base_headers)
@@ -472,7 +484,7 @@ class HttpSession:
         resume = _Resume()
         try:
             async with self._client.stream(
-                "POST", self.url, content=_dumps(body), headers=headers
+                "POST", self.url, content=_dumps(body), headers=headers, **self._auth
             ) as response:
                 if method == "initialize" and response.status_code < 400:
                     self.session_id = _session_id(response)
@@ -483,6 +495,10 @@ class HttpSession:
             if resume.last_event_id is None:
                 raise _Lost(str(exc) or type(exc).__name__, delivered=True) from exc
             found = _MISSING
+        except (OAuthFlowError, ValidationError) as exc:
+            # The SDK's OAuth flow failed (discovery, registration, the token exchange), or the
+            # authorization server sent metadata or tokens that break their formats.
+            raise McpAuthError(f"OAuth authorization with the MCP server failed: {exc}") from exc
         except httpx2.DecodingError as exc:
             # e.g. `Content-Encoding: gzip` on a body that is not gzip.
             raise McpProtocolError(f"the server's answer cannot be decoded: {exc}") from None
@@ -498,7 +514,7 @@ class HttpSession:
         status = response.status_code
         if status >= 400:
             if status in (401, 403):
-                raise McpAuthError(f"The MCP server refused our credentials ({status}).")
+                raise McpAuthError(_refusal(status, response.headers.get("www-authenticate")))
             body = await _read_prefix(response, _MAX_ERROR_BYTES)
             if carried_session and _session_lost(status, body):
                 raise SessionGone
@@ -552,7 +568,9 @@ class HttpSession:
             headers["accept"] = "text/event-stream"
             headers.pop("content-type", None)
             try:
-                async with self._client.stream("GET", self.url, headers=headers) as response:
+                async with self._client.stream(
+                    "GET", self.url, headers=headers, **self._auth
+                ) as response:
                     if response.status_code >= 400:
                         await _read_prefix(response, _MAX_ERROR_BYTES)
                         raise _Lost(
@@ -574,9 +592,9 @@ class HttpSession:
             error = {"code": -32601, "message": f"Method not found: {message.get('method')}"}
             reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
         # If this fails the server gives up on its request; ours is unaffected.
-        with contextlib.suppress(httpx2.HTTPError):
+        with contextlib.suppress(httpx2.HTTPError, OAuthFlowError, McpAuthError):
             async with self._client.stream(
-                "POST", self.url, content=_dumps(reply), headers=self._headers()
+                "POST", self.url, content=_dumps(reply), headers=self._headers(), **self._auth
             ):
                 pass
 
@@ -611,6 +629,16 @@ async def _read_prefix(response: httpx2.Response, limit: int) -> bytes:
         if len(body) >= limit:
             break
     return bytes(body[:limit])
+
+
+def _refusal(status: int, challenge: str | None) -> str:
+    """What to tell the caller about a 401 or 403, with the server's challenge when it sent one."""
+    text = f"The MCP server refused our credentials ({status})"
+    if challenge:
+        text += f"; it asks for: {challenge[:300]}"
+    if status == 401:
+        text += " (pass auth=OAuth(...) or ClientCredentials(...) from toolwire.mcp.auth)"
+    return text + "."
 
 
 def _session_id(response: httpx2.Response) -> str | None:

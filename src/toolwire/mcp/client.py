@@ -31,6 +31,7 @@ from ._content import (
     parse_tool_spec,
 )
 from ._http import DEFAULT_MAX_ANSWER_BYTES, MODERN_VERSION, HttpSession
+from .auth import ClientCredentials, OAuth
 
 __all__ = ["McpClient", "McpTool", "StdioServerParameters", "from_mcp"]
 
@@ -238,7 +239,10 @@ class McpClient:
     Args:
         server: A Streamable HTTP URL, or `StdioServerParameters` to run the server as a
             subprocess (command, args, env).
-        auth_token: Sent as `Authorization: Bearer <token>`.
+        auth_token: Sent as `Authorization: Bearer <token>`, for servers that take a fixed token.
+        auth: OAuth 2.1 for servers behind it, as the MCP specification describes: `OAuth(...)`
+            (authorization code with PKCE, for people) or `ClientCredentials(...)` (machines),
+            from `toolwire.mcp.auth`, or any `httpx2.Auth`. HTTP only.
         headers: Extra HTTP headers for every request.
         client_name: How the client introduces itself to the server.
         timeout: Seconds a request may take; a tool call past it is cancelled on the server
@@ -258,6 +262,7 @@ class McpClient:
         server: str | StdioServerParameters,
         *,
         auth_token: str | None = None,
+        auth: OAuth | ClientCredentials | httpx2.Auth | None = None,
         headers: Mapping[str, str] | None = None,
         client_name: str = "toolwire",
         timeout: float | None = 60.0,
@@ -275,7 +280,10 @@ class McpClient:
         self.server = server
         self.timeout = timeout
         self.client_name = client_name
+        if auth is not None and auth_token is not None:
+            raise ValueError("give auth_token or auth, not both")
         self._auth_token = auth_token
+        self._auth = auth
         self._headers = dict(headers or {})
         self._session_id = session_id
         self._http_client = http_client
@@ -327,6 +335,9 @@ class McpClient:
                 http_client=self._http_client,
                 headers=self._headers,
                 auth_token=self._auth_token,
+                auth=self._auth.provider(self.server)
+                if isinstance(self._auth, OAuth | ClientCredentials)
+                else self._auth,
                 client_info={"name": self.client_name, "version": __version__},
                 connect_timeout=min(self.timeout or 10.0, 10.0),
                 session_id=self._session_id,
