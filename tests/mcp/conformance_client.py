@@ -5,8 +5,10 @@ when anything fails. The suite names the scenario in `MCP_CONFORMANCE_SCENARIO` 
 scenario hands the client credentials, passes them in `MCP_CONFORMANCE_CONTEXT` (JSON).
 
 For the `auth/` scenarios the suite's authorization server approves at once: its authorization
-endpoint redirects straight back with a code, so `follow_authorization` plays the person by
-fetching the authorization URL and returning where it redirects.
+endpoint redirects straight back with a code. The client signs in as the CLI does, with a
+`LoopbackLogin` listening for that redirect, and `browse` plays the browser by following the
+authorization URL's redirects, which end at the listener. In the elicitation scenario a person
+accepts the form without filling anything in, so the schema's defaults must be applied.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from typing import Any
 
 import anyio
@@ -21,6 +24,8 @@ import httpx2
 
 from toolwire.mcp import McpClient
 from toolwire.mcp.auth import ClientCredentials, OAuth
+from toolwire.mcp.elicitation import Elicitation, ElicitationAnswer
+from toolwire.mcp.login import LoopbackLogin
 
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 2, "b": 3}}
 
@@ -28,36 +33,47 @@ CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 """The client ID metadata document the suite's `auth/basic-cimd` scenario expects."""
 
 
-async def follow_authorization(url: str) -> str:
-    async with httpx2.AsyncClient() as http:
-        answer = await http.get(url, follow_redirects=False)
-    location = answer.headers.get("location")
-    if answer.status_code not in (301, 302, 303, 307, 308) or not location:
-        raise RuntimeError(f"the authorization endpoint answered {answer.status_code}, no redirect")
-    return location
+def browse(url: str) -> None:
+    """A browser: off it goes, following redirects, while the caller listens for the last one."""
+
+    def visit() -> None:
+        with httpx2.Client() as http:
+            http.get(url, follow_redirects=True)
+
+    threading.Thread(target=visit, daemon=True).start()
 
 
-def auth_for(scenario: str) -> OAuth | ClientCredentials | None:
+def auth_for(scenario: str, login: LoopbackLogin) -> OAuth | ClientCredentials | None:
     if not scenario.startswith("auth/"):
         return None
     context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     if scenario == "auth/client-credentials-basic":
         return ClientCredentials(context["client_id"], context["client_secret"])
+    person = {"authorize": login.authorize, "redirect_uri": login.redirect_uri}
     if scenario == "auth/pre-registration":
         return OAuth(
-            authorize=follow_authorization,
-            client_id=context["client_id"],
-            client_secret=context["client_secret"],
+            **person, client_id=context["client_id"], client_secret=context["client_secret"]
         )
-    return OAuth(authorize=follow_authorization, client_metadata_url=CLIENT_METADATA_URL)
+    return OAuth(**person, client_metadata_url=CLIENT_METADATA_URL)
+
+
+async def fill_nothing_in(request: Elicitation) -> ElicitationAnswer:
+    return ElicitationAnswer("accept", {})
 
 
 async def main(url: str) -> int:
     failures = 0
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    async with McpClient(
-        url, client_name="toolwire-conformance", timeout=20, auth=auth_for(scenario)
-    ) as client:
+    async with (
+        LoopbackLogin(port=0, open_url=browse, announce=lambda _: None, timeout=20) as login,
+        McpClient(
+            url,
+            client_name="toolwire-conformance",
+            timeout=20,
+            auth=auth_for(scenario, login),
+            elicitation=fill_nothing_in if "elicitation" in scenario else None,
+        ) as client,
+    ):
         for spec in await client.list_tools():
             result = await client.call_tool(spec.name, ARGUMENTS.get(spec.name, {}))
             print(f"{spec.name}: {'ERROR ' if result.is_error else ''}{result.text}")

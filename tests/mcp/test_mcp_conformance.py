@@ -9,8 +9,6 @@ scenario's tool really ran in toolwire's server.
 from __future__ import annotations
 
 import base64
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,16 @@ import anyio
 import pytest
 from mcp_servers import PNG, WAV
 
-from conftest import HERE, ROOT, free_port, node_env, require_node_tool, serve_app, wait_for_port
+from conftest import (
+    free_port,
+    node_env,
+    read_checks,
+    require_node_tool,
+    run_client_scenario,
+    serve_app,
+    verdicts,
+    wait_for_port,
+)
 from toolwire import ToolError, tool
 from toolwire.mcp import McpClient, McpTool, StdioServerParameters, create_app
 from toolwire.results import (
@@ -114,15 +121,6 @@ def conformance_tools() -> list[Any]:
     ]
 
 
-def read_checks(out: Path) -> list[dict[str, Any]]:
-    (found,) = out.glob("*/checks.json")
-    return json.loads(found.read_text())
-
-
-def verdicts(checks: list[dict[str, Any]]) -> dict[str, str]:
-    return {c["id"]: c["status"] for c in checks if c["status"] != "INFO"}
-
-
 SCHEMA_CHECKS = {"tool-found", "$schema", "$defs", "additionalProperties"}
 
 # Each scenario: the checks it must report (all SUCCESS), and the tool that must have run.
@@ -171,6 +169,12 @@ CLIENT_SCENARIOS = {
         "client-sse-graceful-reconnect",
         "client-sse-retry-timing",
         "client-sse-last-event-id",
+    },
+    # The server asks on the session's GET stream; the client accepts an empty form, and the
+    # schema's defaults must fill it.
+    "elicitation-sep1034-client-defaults": {
+        f"client-elicitation-sep1034-{kind}-default"
+        for kind in ("string", "integer", "number", "enum", "boolean")
     },
 }
 
@@ -240,27 +244,6 @@ AUTH_SCENARIOS: dict[str, set[str]] = {
 
 # Scenarios where the client must give up: its exit status says nothing about conformance.
 _CLIENT_GIVES_UP = {"auth/scope-retry-limit", "auth/resource-mismatch"}
-
-
-async def run_client_scenario(scenario: str, out: Path) -> tuple[dict[str, str], int, str]:
-    cli = require_node_tool("conformance")
-    command = f"{sys.executable} {HERE / 'conformance_client.py'}"
-    with anyio.fail_after(90):
-        done = await anyio.run_process(
-            [cli, "client", "--command", command, "--scenario", scenario, "-o", str(out)],
-            env=node_env(),
-            cwd=ROOT,
-            check=False,
-        )
-    checks, client_errors = read_run(out)
-    return verdicts(checks), done.returncode, client_errors
-
-
-def read_run(out: Path) -> tuple[list[dict[str, Any]], str]:
-    """The checks of one client run, and what the client wrote to stderr."""
-    (found,) = out.glob("**/checks.json")
-    stderr = found.parent / "stderr.txt"
-    return json.loads(found.read_text()), stderr.read_text() if stderr.exists() else ""
 
 
 @pytest.mark.parametrize("scenario", list(CLIENT_SCENARIOS) + list(AUTH_SCENARIOS))

@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx2
 from mcp.client.auth import OAuthFlowError
 from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_header_map
 from pydantic import ValidationError
 
 from .._util import retry_after_seconds
+from . import elicitation
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "HttpSession", "SessionGone"]
@@ -213,8 +215,10 @@ class HttpSession:
         connect_timeout: float,
         session_id: str | None = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        elicit: elicitation.ElicitationHandler | None = None,
     ) -> None:
         self.url = url
+        self._elicit = elicit
         self.max_answer_bytes = max_answer_bytes
         self.session_id = session_id
         self.protocol_version: str | None = PROTOCOL_VERSION if session_id else None
@@ -304,7 +308,7 @@ class HttpSession:
         self.protocol_version = None
         params = {
             "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
+            "capabilities": dict(elicitation.CAPABILITY) if self._elicit is not None else {},
             "clientInfo": self._client_info,
         }
         try:
@@ -385,6 +389,8 @@ class HttpSession:
             if on_send is not None:
                 on_send(request_id)
             try:
+                if self._elicit is not None and method == "tools/call" and self.session_id:
+                    return await self._send_listening(request_id, method, params)
                 return await self._send(request_id, method, params)
             except SessionGone:
                 if renewed:
@@ -584,10 +590,63 @@ class HttpSession:
                 return found
         raise _Lost("the answer stream ended again after resuming", delivered=True)
 
+    async def _send_listening(
+        self, request_id: int, method: str, params: dict[str, Any] | None
+    ) -> Any:
+        """`_send` with the session's GET stream open meanwhile, for the server's requests.
+
+        A server may ask for input on that stream instead of on the call's own answer (the
+        TypeScript SDK's servers do, unless the tool names the call it belongs to), so it is
+        opened before the call goes out and closed when the call is answered.
+        """
+        failure: BaseException | None = None
+        result: Any = None
+        async with anyio.create_task_group() as tg:
+            await tg.start(self._listen)
+            try:
+                result = await self._send(request_id, method, params)
+            except Exception as exc:  # re-raised below, outside the task group's wrapping
+                failure = exc
+            tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return result
+
+    async def _listen(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Answer the requests the server sends on the session's GET stream; best effort."""
+        headers = self._headers()
+        headers["accept"] = "text/event-stream"
+        headers.pop("content-type", None)
+        started = False
+        try:
+            async with self._client.stream("GET", self.url, headers=headers, **self._auth) as got:
+                task_status.started()
+                started = True
+                kind = got.headers.get("content-type", "").lower()
+                if got.status_code != 200 or not kind.startswith("text/event-stream"):
+                    return  # e.g. 405: this server keeps no such stream
+                async for event in _sse_events(got, self.max_answer_bytes):
+                    message: Any = _loads(event.data) if event.data else None
+                    if isinstance(message, dict) and "method" in message and "id" in message:
+                        await self._answer_server_request(typing.cast(dict[str, Any], message))
+        except (httpx2.HTTPError, McpError, OAuthFlowError, ValidationError):
+            pass  # the call itself goes on; it only cannot be asked anything
+        finally:
+            if not started:
+                task_status.started()
+
     async def _answer_server_request(self, message: dict[str, Any]) -> None:
-        # We declare no client capabilities, so the only request a server may send us is ping.
-        if message.get("method") == "ping":
+        method = message.get("method")
+        if method == "ping":
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+        elif method == "elicitation/create":
+            # Answered (declined, without a handler) even when not declared: a clear "no".
+            try:
+                result = await elicitation.answer(self._elicit, message.get("params"))
+                reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            except elicitation.ElicitationRefused as exc:
+                error = {"code": exc.code, "message": str(exc)}
+                reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
         else:
             error = {"code": -32601, "message": f"Method not found: {message.get('method')}"}
             reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}

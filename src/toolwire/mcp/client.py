@@ -32,6 +32,7 @@ from ._content import (
 )
 from ._http import DEFAULT_MAX_ANSWER_BYTES, MODERN_VERSION, HttpSession
 from .auth import ClientCredentials, OAuth
+from .elicitation import ElicitationHandler, sdk_callback
 
 __all__ = ["McpClient", "McpTool", "StdioServerParameters", "from_mcp"]
 
@@ -117,8 +118,14 @@ class _HttpConnection:
 class _StdioConnection:
     """A subprocess server, driven through the SDK's client (its stdio transport is sound)."""
 
-    def __init__(self, params: StdioServerParameters, client_name: str) -> None:
+    def __init__(
+        self,
+        params: StdioServerParameters,
+        client_name: str,
+        elicit: ElicitationHandler | None,
+    ) -> None:
         self._params = params
+        self._elicit = elicit
         self._client_name = client_name
         self._stack = AsyncExitStack()
         self._client: Client | None = None
@@ -133,6 +140,7 @@ class _StdioConnection:
             cache=None,
             read_timeout_seconds=limit,
             client_info=mcp_types.Implementation(name=self._client_name, version=__version__),
+            elicitation_callback=None if self._elicit is None else sdk_callback(self._elicit),
         )
         try:
             try:
@@ -255,6 +263,8 @@ class McpClient:
         max_answer_bytes: The largest answer read over HTTP, decompressed: a JSON body, or one
             event of an SSE stream (default 32 MiB). A larger one is not read further, and the
             call gets an error result naming this cap.
+        elicitation: Answers a server's requests for input during a call (see
+            `toolwire.mcp.elicitation`); without it they are declined.
     """
 
     def __init__(
@@ -270,6 +280,7 @@ class McpClient:
         http_client: httpx2.AsyncClient | None = None,
         protocol: _Era = "auto",
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        elicitation: ElicitationHandler | None = None,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
@@ -289,6 +300,7 @@ class McpClient:
         self._http_client = http_client
         self.protocol: _Era = protocol
         self.max_answer_bytes = max_answer_bytes
+        self.elicitation = elicitation
         self._conn: _HttpConnection | _StdioConnection | None = None
         self._specs: dict[str, McpToolSpec] = {}
         self._output_checks: dict[str, SchemaValidator | None] = {}
@@ -342,10 +354,14 @@ class McpClient:
                 connect_timeout=min(self.timeout or 10.0, 10.0),
                 session_id=self._session_id,
                 max_answer_bytes=self.max_answer_bytes,
+                elicit=self.elicitation,
             )
-            conn: _HttpConnection | _StdioConnection = _HttpConnection(session, self.protocol)
+            # Server requests are answered in the handshake era; the per-request era asks for
+            # input with `input_required` results instead, which toolwire does not answer yet.
+            era: _Era = "legacy" if self.elicitation and self.protocol == "auto" else self.protocol
+            conn: _HttpConnection | _StdioConnection = _HttpConnection(session, era)
         else:
-            conn = _StdioConnection(self.server, self.client_name)
+            conn = _StdioConnection(self.server, self.client_name, self.elicitation)
         try:
             await conn.open(self.timeout)
         except BaseException:
