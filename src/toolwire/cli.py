@@ -684,6 +684,9 @@ def call(
         url, tool_name, pairs = None, target, words
     args = _parse_pairs(pairs, raw_json)
     client = _client(url, stdio, token, header or [])
+    from ._cli_elicit import ask_on_terminal
+
+    client.elicitation = ask_on_terminal  # a server asking for input asks the person here
 
     async def main() -> ToolResult:
         async with connected(client, url, token, header or []):

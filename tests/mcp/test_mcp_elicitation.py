@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+import anyio
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
@@ -86,3 +88,20 @@ async def test_an_answer_that_breaks_the_form_is_an_error_for_the_server() -> No
             result = await client.call_tool("who")
         assert result.is_error
         assert "the terminal went away" in result.text
+
+
+async def test_toolwire_call_asks_on_the_terminal() -> None:
+    # Answer "yes", then: name left empty (its default), a wrong age then 41, admin "yes".
+    typed = b"y\n\nold\n41\nyes\n"
+    async with serve_app(elicit_app()) as url:
+        with anyio.fail_after(60):
+            done = await anyio.run_process(
+                [sys.executable, "-m", "toolwire.cli", "call", url, "who"],
+                input=typed,
+                check=False,
+            )
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "John Doe, 41, admin=True" in out
+    assert "The server asks: Who are you?" in err
+    assert "'old' is not a whole number" in err  # asked again
