@@ -49,6 +49,12 @@ def auth_for(scenario: str, login: LoopbackLogin) -> OAuth | ClientCredentials |
     context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     if scenario == "auth/client-credentials-basic":
         return ClientCredentials(context["client_id"], context["client_secret"])
+    if scenario == "auth/client-credentials-jwt":
+        return ClientCredentials(
+            context["client_id"],
+            private_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm", "RS256"),
+        )
     person = {"authorize": login.authorize, "redirect_uri": login.redirect_uri}
     if scenario == "auth/pre-registration":
         return OAuth(

@@ -89,6 +89,10 @@ def test_bad_configuration_is_refused() -> None:
         OAuth(client_secret="s")
     with pytest.raises(ValueError, match="https URL with a path"):
         OAuth(client_metadata_url="http://example.com/client.json")
+    with pytest.raises(ValueError, match="exactly one"):
+        ClientCredentials("id")
+    with pytest.raises(ValueError, match="exactly one"):
+        ClientCredentials("id", "secret", private_key="-----BEGIN PRIVATE KEY-----")
     with pytest.raises(ValueError, match="not both"):
         McpClient("http://127.0.0.1:9/mcp", auth_token="t", auth=OAuth())
 

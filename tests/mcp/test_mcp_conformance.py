@@ -233,6 +233,14 @@ AUTH_SCENARIOS: dict[str, set[str]] = {
         "valid-bearer-token",
     },
     "auth/offline-access-not-supported": {*_REGISTERED, "sep-2207-offline-access-not-requested"},
+    # An extension: the client signs a JWT with its private key instead of sending a secret.
+    "auth/client-credentials-jwt": {
+        "prm-pathbased-requested",
+        "authorization-server-metadata",
+        "client-credentials-jwt-verified",
+        "token-request",
+        "valid-bearer-token",
+    },
     "auth/client-credentials-basic": {
         "prm-pathbased-requested",
         "authorization-server-metadata",

@@ -42,7 +42,11 @@ import anyio
 import anyio.to_thread
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.client.auth.extensions.client_credentials import (
+    ClientCredentialsOAuthProvider,
+    PrivateKeyJWTOAuthProvider,
+    SignedJWTParameters,
+)
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -351,28 +355,38 @@ class OAuth:
 class ClientCredentials:
     """OAuth 2.1 client credentials, for machines: no person, no browser.
 
+    The client proves who it is with a secret, or with a JWT it signs with its private key
+    (`private_key_jwt`, RFC 7523), so no secret is ever sent.
+
     Args:
         client_id: The client's ID at the authorization server.
-        client_secret: Its secret.
-        issuer: The authorization server that issued them; when given, the secret is only ever
-            sent to that server, whichever one the MCP server names.
+        client_secret: Its secret; give this or `private_key`.
+        issuer: The authorization server that issued them; when given, the credentials are only
+            ever used with that server, whichever one the MCP server names.
         scope: Scopes to ask for, space-separated.
-        token_endpoint_auth_method: `client_secret_basic` (the default) or `client_secret_post`.
+        token_endpoint_auth_method: With a secret, `client_secret_basic` (the default) or
+            `client_secret_post`.
+        private_key: A PEM private key registered for the client, to sign assertions with.
+        signing_algorithm: The JWT algorithm for `private_key` (e.g. `RS256`, `ES256`).
         store: Where tokens are kept (memory by default).
     """
 
     def __init__(
         self,
         client_id: str,
-        client_secret: str,
+        client_secret: str | None = None,
         *,
         issuer: str | None = None,
         scope: str | None = None,
         token_endpoint_auth_method: Literal[
             "client_secret_basic", "client_secret_post"
         ] = "client_secret_basic",
+        private_key: str | None = None,
+        signing_algorithm: str = "RS256",
         store: TokenStore | None = None,
     ) -> None:
+        if (client_secret is None) == (private_key is None):
+            raise ValueError("give client_secret or private_key (exactly one)")
         self.client_id = client_id
         self.client_secret = client_secret
         self.issuer = issuer
@@ -380,13 +394,34 @@ class ClientCredentials:
         self.token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = (
             token_endpoint_auth_method
         )
+        self.private_key = private_key
+        self.signing_algorithm = signing_algorithm
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
+
+    def __repr__(self) -> str:
+        return f"ClientCredentials({self.client_id!r}, issuer={self.issuer!r})"
 
     def provider(self, server_url: str) -> httpx2.Auth:
         """The `httpx2.Auth` that authorizes requests to `server_url`."""
         with warnings.catch_warnings():
             # Leaving out the issuer is a choice the caller made; the SDK warns about it.
             warnings.simplefilter("ignore", MCPDeprecationWarning)
+            if self.private_key is not None:
+                signer = SignedJWTParameters(
+                    issuer=self.client_id,
+                    subject=self.client_id,
+                    signing_key=self.private_key,
+                    signing_algorithm=self.signing_algorithm,
+                )
+                return PrivateKeyJWTOAuthProvider(
+                    server_url,
+                    self.store,
+                    self.client_id,
+                    signer.create_assertion_provider(),
+                    scope=self.scope,
+                    issuer=self.issuer,
+                )
+            assert self.client_secret is not None
             return ClientCredentialsOAuthProvider(
                 server_url,
                 self.store,
