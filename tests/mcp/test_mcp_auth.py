@@ -15,7 +15,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp_servers import sdk_app
 
 from conftest import serve_app
-from toolwire.mcp import McpAuthError, McpClient, create_app
+from toolwire.mcp import McpAuthError, McpClient, create_app, from_mcp
 from toolwire.mcp.auth import (
     ClientCredentials,
     FileTokenStore,
@@ -124,3 +124,10 @@ async def test_oauth_is_only_used_when_the_server_asks(tmp_path: Path) -> None:
     async with serve_app(sdk_app()) as url, McpClient(url, auth=OAuth(store=store)) as client:
         assert "echo" in {s.name for s in await client.list_tools()}
     assert not (tmp_path / "t.json").exists()
+
+
+async def test_from_mcp_takes_auth() -> None:
+    app = create_app([], name="locked", auth_token="secret")
+    async with serve_app(app) as url:
+        with pytest.raises(McpAuthError, match="OAuth authorization with the MCP server failed"):
+            await from_mcp(url, auth=ClientCredentials("id", "secret"))

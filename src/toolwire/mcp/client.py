@@ -627,13 +627,20 @@ async def from_mcp(
     http_client: httpx2.AsyncClient | None = None,
     auth_token: str | None = None,
     prefix: str | None = None,
+    auth: OAuth | ClientCredentials | httpx2.Auth | None = None,
 ) -> tuple[list[Tool], McpClient]:
     """Connect to an MCP server and return its tools with the connected client.
 
     Close the client when done: `tools, client = await from_mcp(url)` ... `await client.close()`.
+    `auth` is OAuth for servers behind it (see `McpClient`).
     """
     client = McpClient(
-        url, session_id=session_id, headers=headers, http_client=http_client, auth_token=auth_token
+        url,
+        session_id=session_id,
+        headers=headers,
+        http_client=http_client,
+        auth_token=auth_token,
+        auth=auth,
     )
     await client.connect()
     try:
