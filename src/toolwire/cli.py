@@ -145,7 +145,11 @@ def prebuilt_tools() -> list[Tool]:
 
 
 def _client(
-    target: str | None, stdio: str | None, token: str | None, headers: Sequence[str]
+    target: str | None,
+    stdio: str | None,
+    token: str | None,
+    headers: Sequence[str],
+    login_port: int | None = None,
 ) -> Any:
     from .mcp import McpClient, StdioServerParameters
 
@@ -163,6 +167,16 @@ def _client(
     assert target is not None
     if not target.startswith(("http://", "https://")):
         raise CliError(f"{target!r} is not an http(s) URL; use --stdio for a local command")
+    if login_port is not None:
+        if token is not None:
+            raise CliError("give --token or --login, not both")
+        from .mcp.auth import FileTokenStore, OAuth
+        from .mcp.login import LoopbackLogin, token_file
+
+        login = LoopbackLogin(port=login_port, announce=lambda text: err.print(Text(text)))
+        store = FileTokenStore(token_file(target))
+        auth = OAuth(authorize=login.authorize, redirect_uri=login.redirect_uri, store=store)
+        return McpClient(target, auth=auth, headers=parsed_headers or None)
     return McpClient(target, auth_token=token, headers=parsed_headers or None)
 
 
@@ -206,8 +220,8 @@ def _explained(where: str, token: str | None, headers: Sequence[str]) -> Generat
         if sent:
             raise CliError(f"{where} refused the credentials given ({exc})") from exc
         raise CliError(
-            f"{where} wants credentials ({exc}): pass --token TOKEN, or --header "
-            "'Authorization: ...'"
+            f"{where} wants credentials ({exc}): pass --token TOKEN, --header "
+            "'Authorization: ...', or sign in with --login (OAuth)"
         ) from exc
     except McpProtocolError as exc:
         if "404" in str(exc):
@@ -560,9 +574,15 @@ def list_tools(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
     header: Annotated[list[str] | None, typer.Option(help="NAME=VALUE, repeatable.")] = None,
+    login: Annotated[
+        bool, typer.Option(help="Sign in with OAuth in a browser; tokens are kept for next time.")
+    ] = False,
+    login_port: Annotated[
+        int, typer.Option(help="The loopback port the sign-in redirect comes back to.")
+    ] = 33418,
 ) -> None:
     """List an MCP server's tools."""
-    client = _client(url, stdio, token, header or [])
+    client = _client(url, stdio, token, header or [], login_port if login else None)
 
     async def main() -> list[Any]:
         async with connected(client, url, token, header or []):
@@ -671,6 +691,9 @@ def call(
         url, tool_name, pairs = None, target, words
     args = _parse_pairs(pairs, raw_json)
     client = _client(url, stdio, token, header or [])
+    from ._cli_elicit import ask_on_terminal
+
+    client.elicitation = ask_on_terminal  # a server asking for input asks the person here
 
     async def main() -> ToolResult:
         async with connected(client, url, token, header or []):

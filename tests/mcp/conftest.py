@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -13,6 +14,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import pytest
 import uvicorn
 
@@ -141,3 +143,46 @@ def require_node_tool(name: str) -> str:
         pytest.skip(f"{name} is not installed (run .ci/mcp-setup.sh)")
     assert shutil.which(found)
     return found
+
+
+# --- the conformance suite ------------------------------------------------------------------
+
+
+def read_checks(out: Path) -> list[dict[str, Any]]:
+    (found,) = out.glob("**/checks.json")
+    return json.loads(found.read_text())
+
+
+def verdicts(checks: list[dict[str, Any]]) -> dict[str, str]:
+    return {c["id"]: c["status"] for c in checks if c["status"] != "INFO"}
+
+
+def client_stderr(out: Path) -> str:
+    """What the client under test wrote to stderr during one scenario."""
+    (found,) = out.glob("**/checks.json")
+    stderr = found.parent / "stderr.txt"
+    return stderr.read_text() if stderr.exists() else ""
+
+
+async def run_client_scenario(
+    scenario: str,
+    out: Path,
+    command: str | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[dict[str, str], int, str]:
+    """Run one client scenario against `command` (by default conformance_client.py).
+
+    Returns the checks' verdicts, the suite's exit status and the client's stderr.
+    """
+    cli = require_node_tool("conformance")
+    command = command or f"{sys.executable} {HERE / 'conformance_client.py'}"
+    with anyio.fail_after(90):
+        done = await anyio.run_process(
+            [cli, "client", "--command", command, "--scenario", scenario, "-o", str(out)],
+            env={**node_env(), **(env or {})},
+            cwd=ROOT,
+            check=False,
+        )
+    checks = await anyio.to_thread.run_sync(read_checks, out)
+    errors = await anyio.to_thread.run_sync(client_stderr, out)
+    return verdicts(checks), done.returncode, errors

@@ -9,8 +9,6 @@ scenario's tool really ran in toolwire's server.
 from __future__ import annotations
 
 import base64
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,16 @@ import anyio
 import pytest
 from mcp_servers import PNG, WAV
 
-from conftest import HERE, ROOT, free_port, node_env, require_node_tool, serve_app, wait_for_port
+from conftest import (
+    free_port,
+    node_env,
+    read_checks,
+    require_node_tool,
+    run_client_scenario,
+    serve_app,
+    verdicts,
+    wait_for_port,
+)
 from toolwire import ToolError, tool
 from toolwire.mcp import McpClient, McpTool, StdioServerParameters, create_app
 from toolwire.results import (
@@ -114,15 +121,6 @@ def conformance_tools() -> list[Any]:
     ]
 
 
-def read_checks(out: Path) -> list[dict[str, Any]]:
-    (found,) = out.glob("*/checks.json")
-    return json.loads(found.read_text())
-
-
-def verdicts(checks: list[dict[str, Any]]) -> dict[str, str]:
-    return {c["id"]: c["status"] for c in checks if c["status"] != "INFO"}
-
-
 SCHEMA_CHECKS = {"tool-found", "$schema", "$defs", "additionalProperties"}
 
 # Each scenario: the checks it must report (all SUCCESS), and the tool that must have run.
@@ -172,25 +170,116 @@ CLIENT_SCENARIOS = {
         "client-sse-retry-timing",
         "client-sse-last-event-id",
     },
+    # The server asks on the session's GET stream; the client accepts an empty form, and the
+    # schema's defaults must fill it.
+    "elicitation-sep1034-client-defaults": {
+        f"client-elicitation-sep1034-{kind}-default"
+        for kind in ("string", "integer", "number", "enum", "boolean")
+    },
 }
 
 
-@pytest.mark.parametrize("scenario", list(CLIENT_SCENARIOS))
+# The checks every authorization-code scenario reports: discovery, PKCE, the token exchange.
+_PKCE = {
+    "pkce-code-challenge-sent",
+    "pkce-code-verifier-sent",
+    "pkce-s256-method-used",
+    "pkce-verifier-matches-challenge",
+}
+_CODE_FLOW = {
+    "prm-pathbased-requested",
+    "authorization-server-metadata",
+    "authorization-request",
+    "token-request",
+    *_PKCE,
+}
+_REGISTERED = {*_CODE_FLOW, "client-registration", "valid-bearer-token"}
+_RESOURCE = {
+    "resource-parameter-consistency",
+    "resource-parameter-in-authorization",
+    "resource-parameter-in-token",
+    "resource-parameter-valid-uri",
+    "token-endpoint-auth-method",
+}
+
+# The 2025-11-25 authorization scenarios (and the draft ones, which pass too).
+AUTH_SCENARIOS: dict[str, set[str]] = {
+    "auth/metadata-default": _REGISTERED,
+    "auth/metadata-var1": _REGISTERED,
+    "auth/metadata-var2": _REGISTERED,
+    "auth/metadata-var3": _REGISTERED,
+    "auth/basic-cimd": {*_CODE_FLOW, "cimd-client-id-used", "valid-bearer-token"},
+    "auth/scope-from-www-authenticate": {*_REGISTERED, "scope-from-www-authenticate"},
+    "auth/scope-from-scopes-supported": {*_REGISTERED, "scope-from-scopes-supported"},
+    "auth/scope-omitted-when-undefined": {*_REGISTERED, "scope-omitted-when-undefined"},
+    "auth/scope-step-up": {*_REGISTERED, "scope-step-up-initial", "scope-step-up-escalation"},
+    # The server never accepts the token: the client must stop re-authorizing, and so never
+    # presents a token the server calls valid.
+    "auth/scope-retry-limit": {*_CODE_FLOW, "client-registration", "scope-retry-limit"},
+    "auth/token-endpoint-auth-basic": _REGISTERED | _RESOURCE,
+    "auth/token-endpoint-auth-post": _REGISTERED | _RESOURCE,
+    "auth/token-endpoint-auth-none": _REGISTERED | _RESOURCE,
+    "auth/pre-registration": {*_CODE_FLOW, "pre-registration-auth", "valid-bearer-token"},
+    "auth/2025-03-26-oauth-endpoint-fallback": {
+        "client-registration",
+        "authorization-request",
+        "token-request",
+        "valid-bearer-token",
+    },
+    "auth/resource-mismatch": {"prm-pathbased-requested", "resource-mismatch-rejected"},
+    "auth/offline-access-scope": {
+        *_CODE_FLOW,
+        "sep-2207-offline-access-requested",
+        "valid-bearer-token",
+    },
+    "auth/offline-access-not-supported": {*_REGISTERED, "sep-2207-offline-access-not-requested"},
+    # An extension: the client signs a JWT with its private key instead of sending a secret.
+    "auth/client-credentials-jwt": {
+        "prm-pathbased-requested",
+        "authorization-server-metadata",
+        "client-credentials-jwt-verified",
+        "token-request",
+        "valid-bearer-token",
+    },
+    "auth/client-credentials-basic": {
+        "prm-pathbased-requested",
+        "authorization-server-metadata",
+        "client-credentials-basic-auth",
+        "token-request",
+        "valid-bearer-token",
+    },
+}
+
+# Scenarios where the client must give up: its exit status says nothing about conformance.
+_CLIENT_GIVES_UP = {"auth/scope-retry-limit", "auth/resource-mismatch"}
+
+
+@pytest.mark.parametrize("scenario", list(CLIENT_SCENARIOS) + list(AUTH_SCENARIOS))
 async def test_client_scenario(scenario: str, tmp_path: Path) -> None:
-    cli = require_node_tool("conformance")
-    command = f"{sys.executable} {HERE / 'conformance_client.py'}"
-    with anyio.fail_after(90):
-        done = await anyio.run_process(
-            [cli, "client", "--command", command, "--scenario", scenario, "-o", str(tmp_path)],
-            env=node_env(),
-            cwd=ROOT,
-            check=False,
-        )
-    results = verdicts(read_checks(tmp_path))
+    results, returncode, client_errors = await run_client_scenario(scenario, tmp_path)
+    expected = CLIENT_SCENARIOS.get(scenario) or AUTH_SCENARIOS[scenario]
     # Every check the scenario defines must be there and pass, not just "nothing failed".
-    assert set(results) == CLIENT_SCENARIOS[scenario], results
+    assert set(results) == expected, results
     assert set(results.values()) == {"SUCCESS"}, results
-    assert done.returncode == 0, done.stdout.decode()
+    assert returncode == 0, client_errors
+    if scenario in _CLIENT_GIVES_UP:
+        assert "McpAuthError" in client_errors, client_errors
+
+
+async def test_client_refuses_legacy_metadata_naming_another_issuer(tmp_path: Path) -> None:
+    """The 2025-03-26 back-compat scenario serves metadata at the server's root whose `issuer`
+    is a different URL. RFC 8414 section 3.3 (and the SDK, since SEP-2468) says to reject such
+    metadata, against mix-up attacks; toolwire does, so the scenario's later checks never run.
+    """
+    results, returncode, client_errors = await run_client_scenario(
+        "auth/2025-03-26-oauth-metadata-backcompat", tmp_path
+    )
+    assert results["authorization-server-metadata"] == "SUCCESS", results
+    missing = {"client-registration", "authorization-request", "token-request"}
+    assert {results[c] for c in missing} == {"FAILURE"}, results
+    assert returncode != 0
+    assert "McpAuthError" in client_errors
+    assert "issuer mismatch" in client_errors
 
 
 # --- server-everything ----------------------------------------------------------------------

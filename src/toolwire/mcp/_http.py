@@ -26,10 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx2
+from mcp.client.auth import OAuthFlowError
 from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_header_map
+from pydantic import ValidationError
 
 from .._util import retry_after_seconds
+from . import elicitation
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "HttpSession", "SessionGone"]
@@ -209,12 +213,15 @@ class HttpSession:
         http_client: httpx2.AsyncClient | None,
         headers: Mapping[str, str] | None,
         auth_token: str | None,
+        auth: httpx2.Auth | None = None,
         client_info: dict[str, Any],
         connect_timeout: float,
         session_id: str | None = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        elicit: elicitation.ElicitationHandler | None = None,
     ) -> None:
         self.url = url
+        self._elicit = elicit
         self.max_answer_bytes = max_answer_bytes
         self.session_id = session_id
         self.protocol_version: str | None = PROTOCOL_VERSION if session_id else None
@@ -235,6 +242,8 @@ class HttpSession:
         if auth_token is not None:
             base["authorization"] = f"Bearer {auth_token}"
         self._base_headers = base
+        # Passed per request, not set on the client: a caller's own client stays untouched.
+        self._auth: dict[str, Any] = {} if auth is None else {"auth": auth}
         self._ids = itertools.count(1)
         self._generation = 0
         self._lock = anyio.Lock()
@@ -302,7 +311,7 @@ class HttpSession:
         self.protocol_version = None
         params = {
             "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
+            "capabilities": dict(elicitation.CAPABILITY) if self._elicit is not None else {},
             "clientInfo": self._client_info,
         }
         try:
@@ -344,8 +353,13 @@ class HttpSession:
         try:
             if self.session_id is not None:
                 # A server that is gone already has no session left to end.
-                with anyio.move_on_after(5, shield=True), contextlib.suppress(httpx2.HTTPError):
-                    async with self._client.stream("DELETE", self.url, headers=self._headers()):
+                with (
+                    anyio.move_on_after(5, shield=True),
+                    contextlib.suppress(httpx2.HTTPError, OAuthFlowError, McpAuthError),
+                ):
+                    async with self._client.stream(
+                        "DELETE", self.url, headers=self._headers(), **self._auth
+                    ):
                         pass
         finally:
             self.session_id = None
@@ -382,6 +396,8 @@ class HttpSession:
             if on_send is not None:
                 on_send(request_id)
             try:
+                if self._elicit is not None and method == "tools/call" and self.session_id:
+                    return await self._send_listening(request_id, method, params)
                 return await self._send(request_id, method, params)
             except SessionGone:
                 if renewed:
@@ -409,13 +425,15 @@ class HttpSession:
         try:
             # Streamed and never read: the answer's body carries nothing, however long it is.
             async with self._client.stream(
-                "POST", self.url, content=_dumps(body), headers=self._headers()
+                "POST", self.url, content=_dumps(body), headers=self._headers(), **self._auth
             ) as response:
                 status = response.status_code
         except httpx2.HTTPError as exc:
             raise McpConnectionError(f"Cannot reach the MCP server at {self.url}: {exc}") from exc
+        except (OAuthFlowError, ValidationError) as exc:
+            raise McpAuthError(f"OAuth authorization with the MCP server failed: {exc}") from exc
         if status in (401, 403):
-            raise McpAuthError(f"The MCP server refused our credentials ({status}).")
+            raise McpAuthError(_refusal(status, response.headers.get("www-authenticate")))
 
     def _headers(self) -> dict[str, str]:
         headers = dict(self._base_headers)
@@ -479,7 +497,7 @@ class HttpSession:
         resume = _Resume()
         try:
             async with self._client.stream(
-                "POST", self.url, content=_dumps(body), headers=headers
+                "POST", self.url, content=_dumps(body), headers=headers, **self._auth
             ) as response:
                 if method == "initialize" and response.status_code < 400:
                     self.session_id = _session_id(response)
@@ -490,6 +508,10 @@ class HttpSession:
             if resume.last_event_id is None:
                 raise _Lost(str(exc) or type(exc).__name__, delivered=True) from exc
             found = _MISSING
+        except (OAuthFlowError, ValidationError) as exc:
+            # The SDK's OAuth flow failed (discovery, registration, the token exchange), or the
+            # authorization server sent metadata or tokens that break their formats.
+            raise McpAuthError(f"OAuth authorization with the MCP server failed: {exc}") from exc
         except httpx2.DecodingError as exc:
             # e.g. `Content-Encoding: gzip` on a body that is not gzip.
             raise McpProtocolError(f"the server's answer cannot be decoded: {exc}") from None
@@ -505,7 +527,7 @@ class HttpSession:
         status = response.status_code
         if status >= 400:
             if status in (401, 403):
-                raise McpAuthError(f"The MCP server refused our credentials ({status}).")
+                raise McpAuthError(_refusal(status, response.headers.get("www-authenticate")))
             body = await _read_prefix(response, _MAX_ERROR_BYTES)
             if carried_session and _session_lost(status, body):
                 raise SessionGone
@@ -559,7 +581,9 @@ class HttpSession:
             headers["accept"] = "text/event-stream"
             headers.pop("content-type", None)
             try:
-                async with self._client.stream("GET", self.url, headers=headers) as response:
+                async with self._client.stream(
+                    "GET", self.url, headers=headers, **self._auth
+                ) as response:
                     if response.status_code >= 400:
                         await _read_prefix(response, _MAX_ERROR_BYTES)
                         raise _Lost(
@@ -573,17 +597,70 @@ class HttpSession:
                 return found
         raise _Lost("the answer stream ended again after resuming", delivered=True)
 
+    async def _send_listening(
+        self, request_id: int, method: str, params: dict[str, Any] | None
+    ) -> Any:
+        """`_send` with the session's GET stream open meanwhile, for the server's requests.
+
+        A server may ask for input on that stream instead of on the call's own answer (the
+        TypeScript SDK's servers do, unless the tool names the call it belongs to), so it is
+        opened before the call goes out and closed when the call is answered.
+        """
+        failure: BaseException | None = None
+        result: Any = None
+        async with anyio.create_task_group() as tg:
+            await tg.start(self._listen)
+            try:
+                result = await self._send(request_id, method, params)
+            except Exception as exc:  # re-raised below, outside the task group's wrapping
+                failure = exc
+            tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return result
+
+    async def _listen(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Answer the requests the server sends on the session's GET stream; best effort."""
+        headers = self._headers()
+        headers["accept"] = "text/event-stream"
+        headers.pop("content-type", None)
+        started = False
+        try:
+            async with self._client.stream("GET", self.url, headers=headers, **self._auth) as got:
+                task_status.started()
+                started = True
+                kind = got.headers.get("content-type", "").lower()
+                if got.status_code != 200 or not kind.startswith("text/event-stream"):
+                    return  # e.g. 405: this server keeps no such stream
+                async for event in _sse_events(got, self.max_answer_bytes):
+                    message: Any = _loads(event.data) if event.data else None
+                    if isinstance(message, dict) and "method" in message and "id" in message:
+                        await self._answer_server_request(typing.cast(dict[str, Any], message))
+        except (httpx2.HTTPError, McpError, OAuthFlowError, ValidationError):
+            pass  # the call itself goes on; it only cannot be asked anything
+        finally:
+            if not started:
+                task_status.started()
+
     async def _answer_server_request(self, message: dict[str, Any]) -> None:
-        # We declare no client capabilities, so the only request a server may send us is ping.
-        if message.get("method") == "ping":
+        method = message.get("method")
+        if method == "ping":
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+        elif method == "elicitation/create":
+            # Answered (declined, without a handler) even when not declared: a clear "no".
+            try:
+                result = await elicitation.answer(self._elicit, message.get("params"))
+                reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            except elicitation.ElicitationRefused as exc:
+                error = {"code": exc.code, "message": str(exc)}
+                reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
         else:
             error = {"code": -32601, "message": f"Method not found: {message.get('method')}"}
             reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
         # If this fails the server gives up on its request; ours is unaffected.
-        with contextlib.suppress(httpx2.HTTPError):
+        with contextlib.suppress(httpx2.HTTPError, OAuthFlowError, McpAuthError):
             async with self._client.stream(
-                "POST", self.url, content=_dumps(reply), headers=self._headers()
+                "POST", self.url, content=_dumps(reply), headers=self._headers(), **self._auth
             ):
                 pass
 
@@ -618,6 +695,16 @@ async def _read_prefix(response: httpx2.Response, limit: int) -> bytes:
         if len(body) >= limit:
             break
     return bytes(body[:limit])
+
+
+def _refusal(status: int, challenge: str | None) -> str:
+    """What to tell the caller about a 401 or 403, with the server's challenge when it sent one."""
+    text = f"The MCP server refused our credentials ({status})"
+    if challenge:
+        text += f"; it asks for: {challenge[:300]}"
+    if status == 401:
+        text += " (pass auth=OAuth(...) or ClientCredentials(...) from toolwire.mcp.auth)"
+    return text + "."
 
 
 def _session_id(response: httpx2.Response) -> str | None:

@@ -31,6 +31,8 @@ from ._content import (
     parse_tool_spec,
 )
 from ._http import DEFAULT_MAX_ANSWER_BYTES, MODERN_VERSION, HttpSession
+from .auth import ClientCredentials, OAuth
+from .elicitation import ElicitationHandler, sdk_callback
 
 __all__ = ["McpClient", "McpTool", "StdioServerParameters", "from_mcp"]
 
@@ -129,8 +131,14 @@ def _span_attributes(conn: _HttpConnection | _StdioConnection) -> dict[str, Any]
 class _StdioConnection:
     """A subprocess server, driven through the SDK's client (its stdio transport is sound)."""
 
-    def __init__(self, params: StdioServerParameters, client_name: str) -> None:
+    def __init__(
+        self,
+        params: StdioServerParameters,
+        client_name: str,
+        elicit: ElicitationHandler | None,
+    ) -> None:
         self._params = params
+        self._elicit = elicit
         self._client_name = client_name
         self._stack = AsyncExitStack()
         self._client: Client | None = None
@@ -145,6 +153,7 @@ class _StdioConnection:
             cache=None,
             read_timeout_seconds=limit,
             client_info=mcp_types.Implementation(name=self._client_name, version=__version__),
+            elicitation_callback=None if self._elicit is None else sdk_callback(self._elicit),
         )
         try:
             try:
@@ -253,7 +262,10 @@ class McpClient:
     Args:
         server: A Streamable HTTP URL, or `StdioServerParameters` to run the server as a
             subprocess (command, args, env).
-        auth_token: Sent as `Authorization: Bearer <token>`.
+        auth_token: Sent as `Authorization: Bearer <token>`, for servers that take a fixed token.
+        auth: OAuth 2.1 for servers behind it, as the MCP specification describes: `OAuth(...)`
+            (authorization code with PKCE, for people) or `ClientCredentials(...)` (machines),
+            from `toolwire.mcp.auth`, or any `httpx2.Auth`. HTTP only.
         headers: Extra HTTP headers for every request.
         client_name: How the client introduces itself to the server.
         timeout: Seconds a request may take; a tool call past it is cancelled on the server
@@ -266,6 +278,8 @@ class McpClient:
         max_answer_bytes: The largest answer read over HTTP, decompressed: a JSON body, or one
             event of an SSE stream (default 32 MiB). A larger one is not read further, and the
             call gets an error result naming this cap.
+        elicitation: Answers a server's requests for input during a call (see
+            `toolwire.mcp.elicitation`); without it they are declined.
     """
 
     def __init__(
@@ -273,6 +287,7 @@ class McpClient:
         server: str | StdioServerParameters,
         *,
         auth_token: str | None = None,
+        auth: OAuth | ClientCredentials | httpx2.Auth | None = None,
         headers: Mapping[str, str] | None = None,
         client_name: str = "toolwire",
         timeout: float | None = 60.0,
@@ -280,6 +295,7 @@ class McpClient:
         http_client: httpx2.AsyncClient | None = None,
         protocol: _Era = "auto",
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        elicitation: ElicitationHandler | None = None,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
@@ -290,12 +306,16 @@ class McpClient:
         self.server = server
         self.timeout = timeout
         self.client_name = client_name
+        if auth is not None and auth_token is not None:
+            raise ValueError("give auth_token or auth, not both")
         self._auth_token = auth_token
+        self._auth = auth
         self._headers = dict(headers or {})
         self._session_id = session_id
         self._http_client = http_client
         self.protocol: _Era = protocol
         self.max_answer_bytes = max_answer_bytes
+        self.elicitation = elicitation
         self._conn: _HttpConnection | _StdioConnection | None = None
         self._specs: dict[str, McpToolSpec] = {}
         self._output_checks: dict[str, SchemaValidator | None] = {}
@@ -342,14 +362,21 @@ class McpClient:
                 http_client=self._http_client,
                 headers=self._headers,
                 auth_token=self._auth_token,
+                auth=self._auth.provider(self.server)
+                if isinstance(self._auth, OAuth | ClientCredentials)
+                else self._auth,
                 client_info={"name": self.client_name, "version": __version__},
                 connect_timeout=min(self.timeout or 10.0, 10.0),
                 session_id=self._session_id,
                 max_answer_bytes=self.max_answer_bytes,
+                elicit=self.elicitation,
             )
-            conn: _HttpConnection | _StdioConnection = _HttpConnection(session, self.protocol)
+            # Server requests are answered in the handshake era; the per-request era asks for
+            # input with `input_required` results instead, which toolwire does not answer yet.
+            era: _Era = "legacy" if self.elicitation and self.protocol == "auto" else self.protocol
+            conn: _HttpConnection | _StdioConnection = _HttpConnection(session, era)
         else:
-            conn = _StdioConnection(self.server, self.client_name)
+            conn = _StdioConnection(self.server, self.client_name, self.elicitation)
         try:
             await conn.open(self.timeout)
         except BaseException:
@@ -633,13 +660,20 @@ async def from_mcp(
     http_client: httpx2.AsyncClient | None = None,
     auth_token: str | None = None,
     prefix: str | None = None,
+    auth: OAuth | ClientCredentials | httpx2.Auth | None = None,
 ) -> tuple[list[Tool], McpClient]:
     """Connect to an MCP server and return its tools with the connected client.
 
     Close the client when done: `tools, client = await from_mcp(url)` ... `await client.close()`.
+    `auth` is OAuth for servers behind it (see `McpClient`).
     """
     client = McpClient(
-        url, session_id=session_id, headers=headers, http_client=http_client, auth_token=auth_token
+        url,
+        session_id=session_id,
+        headers=headers,
+        http_client=http_client,
+        auth_token=auth_token,
+        auth=auth,
     )
     await client.connect()
     try:

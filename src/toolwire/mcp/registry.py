@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, Self, Unpack, runtime_check
 import anyio
 
 from ._http import DEFAULT_MAX_ANSWER_BYTES
+from .auth import ClientCredentials, OAuth
 from .client import McpClient, McpTool
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ class McpServerConfig:
     Attributes:
         url: The server's MCP endpoint.
         auth_token: Sent as `Authorization: Bearer <token>`.
+        auth: OAuth for the server (`OAuth` or `ClientCredentials`; see `McpClient`).
         headers: Extra HTTP headers for every request.
         client_name: How the client introduces itself.
         prefix: Prepended to the server's tool names as `"{prefix}_{name}"`.
@@ -48,6 +50,7 @@ class McpServerConfig:
 
     url: str
     auth_token: str | None = field(default=None, repr=False)
+    auth: OAuth | ClientCredentials | None = field(default=None, repr=False)
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     client_name: str = "toolwire"
     prefix: str | None = None
@@ -60,6 +63,7 @@ class McpServerConfig:
         return McpClient(
             self.url,
             auth_token=self.auth_token,
+            auth=self.auth,
             headers=self.headers,
             client_name=self.client_name,
             timeout=self.timeout,
