@@ -114,6 +114,13 @@ if TYPE_CHECKING:
         forbid_model_requests,
         model,
     )
+    from .native import (
+        NativeTool,
+        code_execution,
+        computer_use,
+        web_fetch,
+        web_search,
+    )
     from .registry import (
         ToolRegistry,
     )
@@ -188,6 +195,7 @@ __all__ = [
     "ModelResponseEvent",
     "ModelSettings",
     "ModelStreamError",
+    "NativeTool",
     "OutputSpec",
     "PendingCall",
     "ReasoningBlock",
@@ -241,8 +249,10 @@ __all__ = [
     "allow_model_requests",
     "apply_middleware",
     "as_tool",
+    "code_execution",
     "compile_schema",
     "compose_hooks",
+    "computer_use",
     "dump_history",
     "error_result",
     "forbid_model_requests",
@@ -252,6 +262,8 @@ __all__ = [
     "run_loop",
     "text_result",
     "tool",
+    "web_fetch",
+    "web_search",
     "with_hooks",
     "with_retry",
     "with_timeout",
@@ -269,6 +281,11 @@ _HOMES: dict[str, str] = {
     "Completion": ".models",
     "CompletionDone": ".models",
     "ContentPart": ".results",
+    "NativeTool": ".native",
+    "code_execution": ".native",
+    "computer_use": ".native",
+    "web_fetch": ".native",
+    "web_search": ".native",
     "Cost": ".usage",
     "Dialect": "._dialects",
     "DuplicateToolError": ".errors",

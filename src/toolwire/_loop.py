@@ -38,6 +38,7 @@ from .models.base import (
     Usage,
     check_call_ids,
 )
+from .native import NativeTool
 from .results import TextPart, error_result
 from .tools import Tool, ToolContext, ToolLike, as_tool
 from .usage import Cost, RunLimits, estimate_cost
@@ -254,6 +255,12 @@ class LoopConfig:
     deps: Any = None
     subscribers: Sequence[Subscriber] = ()
     stream_sink: StreamSink | None = None
+    native_tools: Sequence[NativeTool] = ()
+
+
+def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:
+    """The provider-side tools among a run's tools (sent with every request, never run here)."""
+    return [t for t in tools if isinstance(t, NativeTool)]
 
 
 def _ids_look_unique(calls: Sequence[ToolCallBlock]) -> bool:
@@ -268,6 +275,8 @@ def build_tools(tools: Sequence[ToolLike], hooks: Hooks | None) -> dict[str, Too
     """Tools by name, each wrapped with the run's hooks; duplicate names are refused."""
     out: dict[str, Tool] = {}
     for item in tools:
+        if isinstance(item, NativeTool):
+            continue  # run by the provider: `native_specs` keeps them for every request
         resolved = as_tool(item)
         if resolved.name in out:
             raise ValueError(f"two tools are named {resolved.name!r}")
@@ -353,7 +362,7 @@ class _Run:
             self.open_calls = []
         self.iterations += 1
         await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
-        tools = list(config.tools.values())
+        tools: list[ToolLike] = [*config.tools.values(), *config.native_tools]
         if config.stream_sink is None:
             completion = await config.model.complete(
                 None,
@@ -372,7 +381,7 @@ class _Run:
         await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
 
-    async def _ask_streaming(self, tools: list[Tool]) -> Completion:
+    async def _ask_streaming(self, tools: list[ToolLike]) -> Completion:
         config = self.config
         sink = config.stream_sink
         assert sink is not None

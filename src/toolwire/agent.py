@@ -56,6 +56,7 @@ class Agent:
         self._config = RunConfig.merge(config, options)
         self.model = _resolve_model(model)
         self.tools = build_tools(self._config.tools, self._config.hooks)
+        self.native_tools = _loop.native_specs(self._config.tools)
         self._settings = ModelSettings.coerce(self._config.settings)
         self._limits = self._config.limits
 
@@ -86,6 +87,7 @@ class Agent:
             deps=config.deps if deps is None else deps,
             subscribers=[*config.subscribers, *subscribers] if subscribers else config.subscribers,
             stream_sink=sink,
+            native_tools=self.native_tools,
         )
 
     async def run(
