@@ -3,8 +3,10 @@ of the matrix refused before any request, and no tool ever silently dropped."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -31,6 +33,7 @@ from toolwire.native import (
     web_fetch,
     web_search,
 )
+from toolwire.usage import TOOL_FEES, ToolFee, Usage, estimate_cost
 
 pytestmark = [
     pytest.mark.anyio,
@@ -400,3 +403,46 @@ def test_no_native_tool_is_dropped_without_an_error(
     # Each spec became exactly one wire entry, or (Groq compound) a body field.
     assert len(request.native_tools) == len(specs)
     assert [t.name for t in request.tools] == (["city"] if functions else [])
+
+
+# --- fees ----------------------------------------------------------------------------------------
+
+
+def test_tool_fees_are_added_to_the_token_price() -> None:
+    tokens = Usage(input_tokens=1000, output_tokens=100, requests=1)
+    searched = tokens + Usage(server_tool_requests={"web_search": 3})
+    plain = estimate_cost([("anthropic", "claude-sonnet-4-0", tokens)]).total
+    priced = estimate_cost([("anthropic", "claude-sonnet-4-0", searched)]).total
+    assert plain is not None and priced is not None
+    assert priced - plain == 3 * TOOL_FEES[("anthropic", "web_search")].per_use == Decimal("0.03")
+
+
+def test_a_tool_without_a_known_fee_makes_the_cost_unknown_until_added() -> None:
+    usage = Usage(input_tokens=10, output_tokens=5, server_tool_requests={"web_search": 2})
+    cost = estimate_cost([("openrouter", "deepseek/deepseek-chat", usage)])
+    assert cost.total is None and cost.reason and "openrouter's web_search" in cost.reason
+    TOOL_FEES[("openrouter", "web_search")] = ToolFee(Decimal("0.004"), "test", "2026-12-01")
+    try:
+        known = estimate_cost([("openrouter", "deepseek/deepseek-chat", usage)])
+        tokens_only = estimate_cost(
+            [("openrouter", "deepseek/deepseek-chat", Usage(input_tokens=10, output_tokens=5))]
+        )
+    finally:
+        del TOOL_FEES[("openrouter", "web_search")]
+    assert known.total is not None and tokens_only.total is not None
+    assert known.total - tokens_only.total == Decimal("0.008")
+
+
+async def test_agent_run_cost_includes_the_search_fee() -> None:
+    name = "test_anthropic_web_search_tool"
+    async with _served(f"anthropic/{name}.yaml", _anthropic) as (_, model, recorded):
+        body = recorded[0].request_json
+        agent = Agent(model, tools=[web_search()], settings={"thinking": body["thinking"]})
+        result = await agent.run(body["messages"][0]["content"][0]["text"])
+    assert result.usage.server_tool_requests == {"web_search": 1}
+    assert [c.name for c in result.server_tool_calls] == ["web_search"]
+    assert len(result.citations) == 9 and result.citations[0].url
+    tokens = dataclasses.replace(result.usage, server_tool_requests={})
+    plain = estimate_cost([("anthropic", recorded[0].response_json["model"], tokens)]).total
+    assert result.cost.total is not None and plain is not None
+    assert result.cost.total - plain == Decimal("0.01")

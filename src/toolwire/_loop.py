@@ -21,8 +21,11 @@ from ._util import maybe_await
 from .errors import UsageLimitExceeded
 from .messages import (
     AssistantMessage,
+    Citation,
     Message,
+    ServerToolCallBlock,
     SystemMessage,
+    TextBlock,
     ToolCallBlock,
     ToolResultMessage,
     UserMessage,
@@ -126,6 +129,29 @@ class RunResult:
     stop_reason: StopReason
     pending: list[PendingCall] = field(default_factory=list[PendingCall])
     iterations: int = 0
+
+    @property
+    def citations(self) -> list[Citation]:
+        """Every source the model cited in this run's answers, in order."""
+        return [
+            c
+            for m in self.new_messages
+            if isinstance(m, AssistantMessage)
+            for b in m.parts
+            if isinstance(b, TextBlock)
+            for c in b.citations
+        ]
+
+    @property
+    def server_tool_calls(self) -> list[ServerToolCallBlock]:
+        """Every call of a provider-side tool (web search...) the provider ran in this run."""
+        return [
+            b
+            for m in self.new_messages
+            if isinstance(m, AssistantMessage)
+            for b in m.parts
+            if isinstance(b, ServerToolCallBlock)
+        ]
 
 
 # --- events -------------------------------------------------------------------------------------

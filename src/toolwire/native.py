@@ -24,6 +24,7 @@ __all__ = [
     "NativeTool",
     "code_execution",
     "computer_use",
+    "fee_table_markdown",
     "resolve_native",
     "support_matrix_markdown",
     "web_fetch",
@@ -507,4 +508,14 @@ def support_matrix_markdown() -> str:
             else:
                 cells.append(f"no: {cell.wire}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def fee_table_markdown() -> str:
+    """`toolwire.usage.TOOL_FEES` as a Markdown table (the one docs/native-tools.md shows)."""
+    from .usage import TOOL_FEES
+
+    lines = ["| provider | tool | USD per use | source | as of |", "|---|---|---|---|---|"]
+    for (provider, kind), fee in TOOL_FEES.items():
+        lines.append(f"| {provider} | {kind} | {fee.per_use} | {fee.source} | {fee.as_of} |")
     return "\n".join(lines) + "\n"
