@@ -33,6 +33,7 @@ from toolwire.native import (
     web_fetch,
     web_search,
 )
+from toolwire.prebuilt import EgressPolicy
 from toolwire.usage import TOOL_FEES, ToolFee, Usage, estimate_cost
 
 pytestmark = [
@@ -400,9 +401,15 @@ def test_no_native_tool_is_dropped_without_an_error(
     except UnsupportedError:
         return
     assert all(not isinstance(t, NativeTool) for t in request.native_tools)
-    # Each spec became exactly one wire entry, or (Groq compound) a body field.
-    assert len(request.native_tools) == len(specs)
-    assert [t.name for t in request.tools] == (["city"] if functions else [])
+    names = [t.name for t in request.tools]
+    assert names[: int(functions)] == (["city"] if functions else [])
+    added = names[int(functions) :]
+    if label == "Ollama":
+        # Run by toolwire on Ollama's behalf: each spec is a function tool of its name.
+        assert request.native_tools == [] and set(added) == {s.kind for s in specs}
+    else:
+        # Each spec became exactly one wire entry.
+        assert len(request.native_tools) == len(specs) and added == []
 
 
 # --- fees ----------------------------------------------------------------------------------------
@@ -446,3 +453,68 @@ async def test_agent_run_cost_includes_the_search_fee() -> None:
     plain = estimate_cost([("anthropic", recorded[0].response_json["model"], tokens)]).total
     assert result.cost.total is not None and plain is not None
     assert result.cost.total - plain == Decimal("0.01")
+
+
+# --- Ollama: web search and fetch run by toolwire through the egress guard ----------------------
+
+
+def _chat(message: dict[str, Any], finish: str) -> Reply:
+    return Reply.of_json(
+        200,
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-oss:20b",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        },
+    )
+
+
+async def test_ollama_web_search_runs_through_the_cloud_web_api() -> None:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "web_search", "arguments": '{"query": "toolwire", "max_results": 2}'},
+    }
+    chat = [
+        _chat({"role": "assistant", "content": "", "tool_calls": [call]}, "tool_calls"),
+        _chat({"role": "assistant", "content": "toolwire wires tools."}, "stop"),
+    ]
+    found = {"results": [{"title": "toolwire", "url": "https://x.test/t", "content": "wires"}]}
+    with ReplayServer(chat) as llm, ReplayServer([Reply.of_json(200, found)]) as web:
+        spec = web_search(
+            provider_overrides={
+                "ollama": {
+                    "base_url": web.base_url + "/api",
+                    "api_key": "ollama-key",
+                    "egress": EgressPolicy(allow=["127.0.0.1"]),
+                }
+            }
+        )
+        model = chat_model("ollama", "gpt-oss:20b", base_url=llm.base_url + "/v1")
+        async with model:
+            result = await Agent(model, tools=[spec]).run("what is toolwire?")
+    assert result.text == "toolwire wires tools."
+    first = llm.received[0].json
+    assert [t["function"]["name"] for t in first["tools"]] == ["web_search"]
+    (asked,) = web.received
+    assert asked.path == "/api/web_search"
+    assert asked.headers["authorization"] == "Bearer ollama-key"
+    assert asked.json == {"query": "toolwire", "max_results": 2}
+    answered = llm.received[1].json["messages"][-1]
+    assert answered["role"] == "tool" and "https://x.test/t" in answered["content"]
+
+
+async def test_ollama_web_tools_go_through_the_egress_guard() -> None:
+    spec = web_fetch(
+        provider_overrides={"ollama": {"base_url": "http://127.0.0.1:9/api", "api_key": "k"}}
+    )
+    model = chat_model("ollama", "gpt-oss:20b", api_key="k")
+    agent = Agent(model, tools=[spec])
+    fetch = agent.tools["web_fetch"]
+    result = await fetch.invoke({"url": "https://example.org"})
+    assert result.is_error and "127.0.0.1" in result.text
+    with pytest.raises(UnsupportedError, match="max_results"):
+        Agent(model, tools=[web_search(max_results=3)])

@@ -24,6 +24,7 @@ from ._loop import (
 )
 from .messages import Message
 from .models.base import Model, ModelSettings, StreamEvent
+from .native import split_client_run
 
 __all__ = ["Agent", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
@@ -55,8 +56,12 @@ class Agent:
     ) -> None:
         self._config = RunConfig.merge(config, options)
         self.model = _resolve_model(model)
-        self.tools = build_tools(self._config.tools, self._config.hooks)
-        self.native_tools = _loop.native_specs(self._config.tools)
+        self.native_tools, client_run = split_client_run(
+            self.model.provider,
+            getattr(self.model, "api", ""),
+            _loop.native_specs(self._config.tools),
+        )
+        self.tools = build_tools([*self._config.tools, *client_run], self._config.hooks)
         self._settings = ModelSettings.coerce(self._config.settings)
         self._limits = self._config.limits
 

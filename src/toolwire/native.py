@@ -26,6 +26,7 @@ __all__ = [
     "computer_use",
     "fee_table_markdown",
     "resolve_native",
+    "split_client_run",
     "support_matrix_markdown",
     "web_fetch",
     "web_search",
@@ -206,10 +207,17 @@ def computer_use(
 
 @dataclass(slots=True)
 class NativePayload:
-    """What a native tool adds to one request: wire tool entries and top-level body fields."""
+    """What native tools add to one request.
+
+    Attributes:
+        tools: Wire tool entries, appended to the function tools as given.
+        body: Top-level request fields (merged into `settings.extra`).
+        functions: Function tools toolwire runs on the provider's behalf (Ollama's web API).
+    """
 
     tools: list[Any] = field(default_factory=list[Any])
     body: dict[str, Any] = field(default_factory=dict[str, Any])
+    functions: list[Any] = field(default_factory=list[Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +345,25 @@ def _openrouter(type_: str) -> _Build:
     return build
 
 
+_OLLAMA_SETTINGS = frozenset({"api_key", "base_url", "timeout", "egress"})
+
+
+def _ollama(kind: str) -> _Build:
+    def build(c: dict[str, Any], e: dict[str, Any], ctx: _Context) -> NativePayload:
+        from .prebuilt.ollama_web import ollama_web_fetch_tool, ollama_web_search_tool
+
+        unknown = sorted(set(e) - _OLLAMA_SETTINGS)
+        if unknown:
+            raise UnsupportedError(
+                f"Ollama's {kind} takes no {', '.join(unknown)}; it takes "
+                f"{', '.join(sorted(_OLLAMA_SETTINGS))}"
+            )
+        make = ollama_web_search_tool if kind == "web_search" else ollama_web_fetch_tool
+        return NativePayload(functions=[make(**e)])
+
+    return build
+
+
 _RESPONSES_ROW: dict[str, Cell] = {
     "web_search": Cell(
         "web_search",
@@ -417,7 +444,14 @@ SUPPORT: dict[str, dict[str, Cell]] = {
         "code_execution": _no("no code execution"),
         "computer_use": _no("no computer use"),
     },
-    "Ollama": {kind: _no("not yet mapped by toolwire (cloud web API)") for kind in NATIVE_KINDS},
+    "Ollama": {
+        "web_search": Cell(
+            "function tool over ollama.com/api/web_search", (), _ollama("web_search")
+        ),
+        "web_fetch": Cell("function tool over ollama.com/api/web_fetch", (), _ollama("web_fetch")),
+        "code_execution": _no("no code execution"),
+        "computer_use": _no("no computer use"),
+    },
     "DeepSeek": {kind: _no(_NONE) for kind in NATIVE_KINDS},
 }
 """The support matrix: adapter label -> tool kind -> `Cell`. docs/native-tools.md is made from it."""
@@ -487,11 +521,35 @@ def resolve_native(
             )
         payload = cell.build(common, extra, ctx)
         out.tools.extend(payload.tools)
+        out.functions.extend(payload.functions)
         for key, value in payload.body.items():
             if key in out.body:
                 raise UnsupportedError(f"{label} takes one {key!r}; two native tools set it")
             out.body[key] = value
     return out
+
+
+def split_client_run(
+    provider: str, api: str, tools: Sequence[NativeTool]
+) -> tuple[list[Any], list[Any]]:
+    """For a loop: the specs the provider runs, and the function tools toolwire runs for it.
+
+    On Ollama, `web_search()`/`web_fetch()` are function tools the loop must run itself; other
+    providers keep every spec (resolved, and refused if need be, at request time).
+    """
+    if row_label(provider, api) != "Ollama":
+        return list(tools), []
+    kept: list[Any] = []
+    functions: list[Any] = []
+    for spec in tools:
+        if spec.kind in ("web_search", "web_fetch"):
+            payload = resolve_native(
+                [spec], provider=provider, api=api, model_name="", function_tools=True
+            )
+            functions.extend(payload.functions)
+        else:
+            kept.append(spec)
+    return kept, functions
 
 
 def support_matrix_markdown() -> str:

@@ -546,7 +546,14 @@ class ModelBase(abc.ABC):
         settings = request.settings
         if payload.body:
             settings = dataclasses.replace(settings, extra={**settings.extra, **payload.body})
-        return dataclasses.replace(request, native_tools=payload.tools, settings=settings)
+        tools = request.tools
+        if payload.functions:
+            # Tools toolwire runs for the provider (Ollama's web API): the loop knows them too.
+            names = {t.name for t in tools}
+            tools = [*tools, *(f for f in payload.functions if f.name not in names)]
+        return dataclasses.replace(
+            request, native_tools=payload.tools, settings=settings, tools=tools
+        )
 
     def finish(self, completion: Completion) -> Completion:
         """Stamp the turn with this model's provider and API, and check its call ids."""
