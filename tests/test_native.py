@@ -18,7 +18,13 @@ from recordings.replay import Interaction, ReplayServer, Reply, load_cassette
 from toolwire import Agent, UnsupportedError
 from toolwire.models.anthropic import AnthropicModel
 from toolwire.models.azure import azure
-from toolwire.models.base import ModelBase, ModelRequest, forbid_model_requests
+from toolwire.models.base import (
+    Completion,
+    CompletionDone,
+    ModelBase,
+    ModelRequest,
+    forbid_model_requests,
+)
 from toolwire.models.google import gemini, vertex
 from toolwire.models.mistral import MistralModel
 from toolwire.models.openai_responses import OpenAIResponsesModel
@@ -518,3 +524,63 @@ async def test_ollama_web_tools_go_through_the_egress_guard() -> None:
     assert result.is_error and "127.0.0.1" in result.text
     with pytest.raises(UnsupportedError, match="max_results"):
         Agent(model, tools=[web_search(max_results=3)])
+
+
+# --- the streamed recordings, with the specs ----------------------------------------------------
+
+
+async def _streamed(model: Any, prompt: str, spec: NativeTool, **options: Any) -> Completion:
+    done: list[Completion] = []
+    async for event in model.stream_complete(prompt, tools=[spec], **options):
+        if isinstance(event, CompletionDone):
+            done.append(event.completion)
+    (completion,) = done
+    return completion
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["test_anthropic_model_web_search_tool_stream", "test_pause_turn_web_search_streaming_vcr"],
+)
+async def test_anthropic_streamed_web_search_spec(name: str) -> None:
+    async with _served(f"anthropic/{name}.yaml", _anthropic) as (server, model, recorded):
+        body = recorded[0].request_json
+        prompt = body["messages"][0]["content"]
+        prompt = prompt if isinstance(prompt, str) else prompt[0]["text"]
+        options = {k: body[k] for k in ("thinking", "max_tokens") if k in body}
+        completion = await _streamed(model, prompt, web_search(), settings=options)
+    sent = [r.json["tools"] for r in server.received]
+    assert sent == [_without_nulls(i.request_json["tools"]) for i in recorded]
+    assert completion.usage.server_tool_requests["web_search"] >= 1
+    assert completion.server_tool_calls[0].name == "web_search"
+
+
+@pytest.mark.parametrize(
+    ("name", "spec"),
+    [
+        ("test_code_execution_stream", code_execution()),
+        ("test_google_model_web_search_tool_stream", web_search()),
+    ],
+)
+async def test_gemini_streamed_specs(name: str, spec: NativeTool) -> None:
+    async with _served(f"google/{name}.yaml", _google) as (server, model, recorded):
+        body = recorded[0].request_json
+        completion = await _streamed(model, body["contents"][0]["parts"][0]["text"], spec)
+    assert server.received[0].json["tools"] == body["tools"]
+    assert completion.server_tool_calls or completion.citations
+
+
+async def test_openai_responses_streamed_web_search_spec() -> None:
+    name = "test_openai_include_raw_annotations_streaming"
+    async with _served(f"openai_responses/{name}.yaml", _responses) as (server, model, recorded):
+        body = recorded[0].request_json
+        completion = await _streamed(
+            model,
+            body["input"][0]["content"],
+            web_search(search_context_size="medium"),
+            settings={"extra": {"instructions": body["instructions"]}}
+            if "instructions" in body
+            else None,
+        )
+    assert server.received[0].json["tools"] == body["tools"]
+    assert completion.server_tool_calls[0].name == "web_search" and completion.citations
