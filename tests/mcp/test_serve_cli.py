@@ -175,15 +175,16 @@ from toolwire import ToolAnnotations, tool
 
 
 @tool(requires_approval=True, annotations=ToolAnnotations(destructive_hint=True))
-def wipe(target: str) -> str:
-    \"\"\"Delete a target.\"\"\"
-    Path(os.environ["WIPE_MARKER"]).write_text(target)
+def wipe(text: str) -> str:
+    \"\"\"Delete what the text names.\"\"\"
+    Path(os.environ["WIPE_MARKER"]).write_text(text)
     return "wiped"
 """
 
 
 def test_run_over_mcp_does_not_run_a_tool_that_needs_approval(tmp_path: Path) -> None:
     # The reported case: a requires_approval tool served over MCP, driven by `toolwire run --mcp`.
+    # Its parameter is free text, so the offline `test` model calls it with the prompt.
     (tmp_path / "approvaltools.py").write_text(APPROVAL_TOOLS)
     marker = tmp_path / "wiped"
     env = _env(
@@ -208,5 +209,7 @@ def test_run_over_mcp_does_not_run_a_tool_that_needs_approval(tmp_path: Path) ->
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
-    assert "stop: approval_required" in done.stderr, done.stderr
+    # Without a terminal to ask on, the pending call is listed and the command fails.
+    assert done.returncode == 1, done.stderr
+    assert "the run stopped for approval" in done.stderr and "wipe(" in done.stderr, done.stderr
     assert not marker.exists()  # the tool never ran on the server

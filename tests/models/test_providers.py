@@ -12,11 +12,38 @@ KEYED = sorted(
     [(name, preset.key_env) for name, preset in PRESETS.items() if preset.key_required]
     + [("anthropic", "ANTHROPIC_API_KEY")]
 )
+"""Providers whose model holds an `openai`/`anthropic` SDK client exposing `api_key`."""
+
+OTHER_KEYED = [
+    ("azure", "AZURE_OPENAI_API_KEY"),
+    ("gemini", "GEMINI_API_KEY"),
+    ("google", "GEMINI_API_KEY"),
+    ("mistral", "MISTRAL_API_KEY"),
+    ("openai-responses", "OPENAI_API_KEY"),
+]
 
 
 def test_every_provider_with_a_key_is_checked() -> None:
-    keyless = {"ollama", "openai-compatible", "test"}
-    assert {name for name, _ in KEYED} == set(PROVIDERS) - keyless
+    # Keyless: local servers, the offline model, and Vertex (application default credentials).
+    keyless = {"ollama", "openai-compatible", "test", "vertex"}
+    checked = {name for name, _ in KEYED} | {name for name, _ in OTHER_KEYED}
+    assert checked == set(PROVIDERS) - keyless
+
+
+@pytest.mark.parametrize(("provider", "variable"), OTHER_KEYED)
+def test_the_other_providers_name_their_key_variable_when_built(
+    provider: str, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "AZURE_OPENAI_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://example.openai.azure.com")
+    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
+    with pytest.raises(MissingApiKeyError, match=variable) as caught:
+        model(f"{provider}:some-model")
+    assert caught.value.env_var == variable
+    monkeypatch.setenv(variable, "a-key")
+    assert model(f"{provider}:some-model").model_name == "some-model"
 
 
 @pytest.mark.parametrize(("provider", "variable"), KEYED)

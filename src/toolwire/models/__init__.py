@@ -98,6 +98,23 @@ PROVIDERS: dict[str, str] = {
 }
 """Provider prefix -> `module:factory`; the factory takes the model name and the options."""
 
+_EXTRAS: dict[str, tuple[str, str]] = {
+    "anthropic": ("anthropic", "anthropic"),
+    "azure": ("openai", "openai"),
+    "deepseek": ("openai", "openai"),
+    "gemini": ("google", "google.genai"),
+    "google": ("google", "google.genai"),
+    "groq": ("openai", "openai"),
+    "mistral": ("mistral", "mistralai"),
+    "ollama": ("openai", "openai"),
+    "openai": ("openai", "openai"),
+    "openai-compatible": ("openai", "openai"),
+    "openai-responses": ("openai", "openai"),
+    "openrouter": ("openai", "openai"),
+    "vertex": ("google", "google.genai"),
+}
+"""Provider prefix -> (the toolwire extra, the module it installs), checked before the import."""
+
 
 def model(spec: str, **options: Any) -> Model:
     """Resolve `"provider:model-name"` (or just `"test"`) to a model.
@@ -114,6 +131,11 @@ def model(spec: str, **options: Any) -> Model:
         raise ValueError(
             f"Unknown model provider {provider!r} in {spec!r}. Known providers: {known}."
         )
+    needs = _EXTRAS.get(provider)
+    if needs is not None:
+        from .._extras import require_extra
+
+        require_extra(needs[0], needs[1], needed_by=f"the {provider} models")
     module_name, _, attribute = target.partition(":")
     factory = getattr(importlib.import_module(module_name), attribute)
     if provider == "test":

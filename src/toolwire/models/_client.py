@@ -12,7 +12,7 @@ from typing import Any, Generic, Protocol, Self, TypeVar, cast
 import anyio.lowlevel
 
 from .._util import retry_after_from_headers
-from ..errors import ModelHTTPError, ModelResponseError, RetryableModelError
+from ..errors import MissingApiKeyError, ModelHTTPError, ModelResponseError, RetryableModelError
 
 __all__ = ["LoopBoundClient", "OwnsClient", "http_error", "iter_sse", "openai_clients"]
 
@@ -70,7 +70,8 @@ def openai_clients(
     from the key and URL), or the caller's `client`, used as it is.
 
     Raises:
-        ValueError: no API key (`OPENAI_API_KEY` is read for provider `"openai"` only).
+        MissingApiKeyError: no API key for provider `"openai"` (`OPENAI_API_KEY`).
+        ValueError: no API key for another provider (no variable is read for those).
     """
     if client_factory is not None:
         return LoopBoundClient(client_factory(), client_factory)
@@ -81,10 +82,9 @@ def openai_clients(
     if api_key is None and provider == "openai":
         api_key = os.environ.get("OPENAI_API_KEY")
     if not api_key:
-        raise ValueError(
-            f"{provider} needs an API key: pass api_key=... "
-            + ("or set OPENAI_API_KEY" if provider == "openai" else "")
-        )
+        if provider == "openai":
+            raise MissingApiKeyError(provider, "OPENAI_API_KEY")
+        raise ValueError(f"{provider} needs an API key: pass api_key=...")
     options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
     if base_url is not None:
         options["base_url"] = base_url

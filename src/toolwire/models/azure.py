@@ -26,7 +26,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, TypeAlias, cast
 
-from ..errors import ModelError
+from ..errors import MissingApiKeyError, ModelError
 from .openai_chat import ChatProfile, OpenAIChatModel
 from .openai_responses import OpenAIResponsesModel
 
@@ -98,10 +98,8 @@ def azure(
     if api_key is None and token_provider is None:
         api_key = os.environ.get("AZURE_OPENAI_API_KEY") or None
         if api_key is None:
-            raise ValueError(
-                "azure needs credentials: pass api_key=..., set AZURE_OPENAI_API_KEY, or pass "
-                "token_provider=... (Microsoft Entra ID)"
-            )
+            # Named by its variable; a token provider (Microsoft Entra ID) is the other way in.
+            raise MissingApiKeyError("azure", "AZURE_OPENAI_API_KEY")
     auth: dict[str, Any] = {"api_key": api_key} if api_key is not None else {}
     if token_provider is not None:
         auth["azure_ad_token_provider"] = _checked(token_provider)

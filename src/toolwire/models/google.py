@@ -39,7 +39,13 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ModelConnectionError, ModelError, ModelResponseError, UnsupportedError
+from ..errors import (
+    MissingApiKeyError,
+    ModelConnectionError,
+    ModelError,
+    ModelResponseError,
+    UnsupportedError,
+)
 from ..messages import (
     AssistantMessage,
     FilePart,
@@ -523,7 +529,7 @@ def gemini(
         return GeminiModel(model_name, provider="google", client=client, **provider_options)
     key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
     if not key:
-        raise ValueError("Gemini needs an API key: pass api_key=... or set GEMINI_API_KEY")
+        raise MissingApiKeyError("google", "GEMINI_API_KEY")
     options = {"api_key": key, "http_options": _http_options(base_url, api_version, timeout)}
     return GeminiModel(model_name, provider="google", client_options=options, **provider_options)
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import (
+    MissingApiKeyError,
     ModelConnectionError,
     ModelError,
     ModelResponseError,
@@ -132,7 +133,7 @@ def build_client(
         ) from exc
     key = api_key if api_key is not None else os.environ.get("MISTRAL_API_KEY")
     if not key:
-        raise ValueError("mistral needs an API key: pass api_key=... or set MISTRAL_API_KEY")
+        raise MissingApiKeyError("mistral", "MISTRAL_API_KEY")
     timeout_ms = None if timeout is None else int(timeout * 1000)
 
     def make() -> MistralClient:
