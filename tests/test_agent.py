@@ -30,6 +30,7 @@ from toolwire import (
     run_loop,
     tool,
 )
+from toolwire.models import RetryPolicy
 from toolwire.models.base import ModelSettings
 
 pytestmark = pytest.mark.anyio
@@ -64,8 +65,9 @@ def tool_results(messages: Sequence[Message]) -> list[str]:
 def test_run_options_and_run_config_hold_the_same_options_with_the_same_types() -> None:
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     assert fields == set(RunOptions.__annotations__)
-    # String type aliases (ToolLike) are resolved in the namespace that defines them.
-    names = vars(toolwire.tools)
+    # String type aliases (ToolLike) and names imported only for type checkers (RetryPolicy) are
+    # resolved in the namespaces that define them.
+    names = {**vars(toolwire.tools), "RetryPolicy": RetryPolicy}
     assert typing.get_type_hints(RunConfig, localns=names) == typing.get_type_hints(
         RunOptions, localns=names
     )
@@ -121,7 +123,10 @@ def test_every_option_is_accepted_by_every_door_and_reaches_the_config() -> None
         "subscribers": [print],
         "approval_policy": "destructive",
         "deps": {"user": 7},
-        "retry": object(),
+        "retry": RetryPolicy(attempts=2),
+        "output_type": int,
+        "output_mode": "tool",
+        "output_retries": 2,
     }
     assert set(values) == set(RunOptions.__annotations__)
     agent = Agent(ScriptedModel(), **values)
@@ -331,3 +336,28 @@ async def test_a_streamed_resume_with_a_wrong_id_fails_clearly() -> None:
     assert stream.result.stop_reason == "error"
     assert isinstance(events[-1], RunCompleted)
     assert model.requests[1:] == []  # nothing was sent to the model
+
+
+async def test_the_retry_option_wraps_the_model_in_a_retry_policy() -> None:
+    from toolwire import FunctionModel
+    from toolwire.errors import RetryableModelError
+    from toolwire.models import RetryModel
+
+    failures = [RetryableModelError(503, "overloaded", provider="test")]
+
+    def reply(messages: Any, request: Any) -> str:
+        if failures:
+            raise failures.pop()
+        return "fine"
+
+    seen: list[Any] = []
+    agent = Agent(
+        FunctionModel(reply),
+        retry=RetryPolicy(attempts=2, initial_delay=0.0, jitter=False),
+        subscribers=[seen.append],
+    )
+    assert isinstance(agent.model, RetryModel)
+    result = await agent.run("hi")
+    assert result.text == "fine"
+    response = next(e for e in seen if e.type == "model.response")
+    assert [a.ok for a in response.completion.attempts] == [False, True]

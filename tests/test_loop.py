@@ -168,11 +168,13 @@ async def test_tool_failures_become_error_results_and_the_loop_goes_on() -> None
     with anyio.fail_after(5):
         result = await run_loop(model, "go", tools=[explode, refuse, hang, junk, add])
     texts = [r.text for r in results_of(result.messages)]
-    assert all(r.is_error for r in results_of(result.messages))
+    # junk's object is no failure: it reaches the model as its str() (see json_representation).
+    errors = [r.is_error for r in results_of(result.messages)]
+    assert errors == [True, True, True, False, True, True, True]
     assert texts[0] == "RuntimeError: disk on fire"
     assert texts[1] == "try again tomorrow"
     assert "timed out after 0.05 seconds" in texts[2]
-    assert "cannot be represented as JSON" in texts[3]
+    assert texts[3].startswith('"<object object at 0x')
     assert (
         texts[4]
         == 'Error: unknown tool "ghost". Available tools: add, explode, hang, junk, refuse.'

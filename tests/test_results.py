@@ -102,9 +102,49 @@ def test_parts_and_results_pass_through() -> None:
     assert to_result(existing) is existing
 
 
-def test_unserialisable_value_raises_tool_error() -> None:
-    with pytest.raises(ToolError, match="cannot be represented as JSON"):
-        to_result({"x": object()})
+class Opaque:
+    def __str__(self) -> str:
+        return "opaque#7"
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+
+def test_values_json_cannot_hold_get_a_documented_representation() -> None:
+    import array
+    import datetime
+    import decimal
+    import uuid
+
+    import mpmath
+    import numpy
+
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    cases: list[tuple[Any, Any]] = [
+        (decimal.Decimal("1.10"), "1.10"),
+        (datetime.datetime(2026, 1, 2, 3, 4, 5), "2026-01-02T03:04:05"),
+        (datetime.date(2026, 1, 2), "2026-01-02"),
+        (uuid.UUID(int=1), "00000000-0000-0000-0000-000000000001"),
+        ({"tags": {"a"}}, {"tags": ["a"]}),
+        (mpmath.mpf("1.5"), "1.5"),
+        (numpy.int64(5), 5),
+        (numpy.float32(1.5), 1.5),
+        (numpy.bool_(True), True),
+        (numpy.array([[1, 2], [3, 4]]), [[1, 2], [3, 4]]),
+        ({"nan": numpy.float64("nan")}, {"nan": None}),
+        (array.array("i", [1, 2]), [1, 2]),
+        ({"x": Opaque()}, {"x": "opaque#7"}),
+        ({"x": Unprintable()}, {"x": "<Unprintable object>"}),
+        (cycle, "[[...]]"),
+    ]
+    for value, structured in cases:
+        result = to_result(value)
+        assert not result.is_error
+        assert result.structured == structured, value
+        assert json.loads(result.text) == structured
 
 
 def test_text_and_error_results() -> None:

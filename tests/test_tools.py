@@ -518,15 +518,17 @@ async def test_invalid_arguments_become_an_error_result() -> None:
     assert "nights: required property is missing" in result.text
 
 
-async def test_unserialisable_return_is_an_error_result() -> None:
+async def test_a_return_value_json_cannot_hold_reaches_the_model_as_text() -> None:
     @tool
     def weird() -> object:
         """Return junk."""
-        return object()
+        return {"when": dt.date(2026, 1, 2), "what": object()}
 
     result = await weird.invoke({})
-    assert result.is_error
-    assert "cannot be represented as JSON" in result.text
+    assert not result.is_error
+    assert result.structured["when"] == "2026-01-02"
+    assert result.structured["what"].startswith("<object object at 0x")
+    assert result.text.startswith('{"when":"2026-01-02","what":"<object object at 0x')
 
 
 async def test_timeout_option_cancels_the_call() -> None:

@@ -73,7 +73,11 @@ KEYWORD_CASES: list[tuple[str, Any, list[Any], list[Any]]] = [
     ("pattern searches", {"pattern": "b+"}, ["abbc", "b"], ["ac"]),
     ("pattern in class", {"pattern": "^[$]x$"}, ["$x"], ["$x\n", "ax"]),
     ("escaped dollar", {"pattern": r"^\$\d+$"}, ["$12"], ["12"]),
-    ("bad pattern ignored", {"pattern": r"^\p{L}+$"}, ["abc", "123"], []),
+    ("unicode property", {"pattern": r"^\p{L}+$"}, ["abc", "école"], ["123", "a1"]),
+    ("ECMA digits are ASCII", {"pattern": r"^\d+$"}, ["123"], ["١٢٣", "12\n"]),
+    ("ECMA named group", {"pattern": r"^(?<y>\d{4})-\k<y>$"}, ["2024-2024"], ["2024-2025"]),
+    ("ECMA dot excludes line ends", {"pattern": "^a.b$"}, ["a-b"], ["a\rb", "a\u2028b"]),
+    ("empty enum", {"enum": []}, [], [1, None, "x", [], {}]),
     ("format annotation", {"type": "string", "format": "email"}, ["not an email"], [3]),
     ("unknown keyword", {"x-whatever": {"type": "string"}, "type": "integer"}, [3], ["a"]),
     ("properties", {"properties": {"a": {"type": "integer"}}}, [{}, {"a": 1}, {"b": "x"}], [{"a": "1"}]),
@@ -146,7 +150,6 @@ def test_malformed_keyword_values_are_ignored() -> None:
     schema = {
         "minLength": "3",
         "properties": {"a": "string"},
-        "enum": [],
         "multipleOf": 0,
         "type": 5,
     }
@@ -514,15 +517,19 @@ def test_pydantic_style_recursive_schema() -> None:
     [
         ("#/$defs/Missing", "there is no '\\$defs'"),
         ("#/properties/a/nope", "there is no 'nope'"),
-        ("#/properties/a/type", "does not point to a schema"),
-        ("https://example.com/other.json", "only local references"),
-        ("other.json#/x", "only local references"),
-        ("#anchor", "anchors are not supported"),
+        ("#/properties/a/type", "not a schema"),
+        (
+            "https://example.com/other.json",
+            "no schema is known at 'https://example.com/other.json'",
+        ),
+        ("other.json#/x", "no schema is known at 'other.json'"),
+        ("#anchor", "no such anchor"),
     ],
 )
 def test_unresolvable_refs_raise_schema_error(ref: str, reason: str) -> None:
     with pytest.raises(SchemaError, match=reason) as info:
         SchemaValidator({"properties": {"a": {"type": "string"}, "b": {"$ref": ref}}})
+    assert str(info.value).startswith("$ref at #/properties/b: ")
     assert repr(ref) in str(info.value)
     assert isinstance(info.value, ValueError)
 
@@ -865,6 +872,8 @@ def _with_children(kids: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
             "items": kids, "prefixItems": two,
             "contains": kids, "minContains": SIZE, "maxContains": SIZE,
             "anyOf": two, "oneOf": two, "allOf": two, "not": kids, "if": kids, "then": kids, "else": kids,
+            "unevaluatedProperties": kids, "unevaluatedItems": kids,
+            "dependentSchemas": st.dictionaries(NAMES, kids, max_size=2),
         },
     )  # fmt: skip
 
@@ -880,3 +889,185 @@ def test_agrees_with_the_jsonschema_package(schema: Any, instances: list[Any]) -
     ours = SchemaValidator(schema)
     for instance in instances:
         assert ours.is_valid(instance) == reference.is_valid(instance), (schema, instance)
+
+
+# --- dialects, references, unevaluated keywords, patterns -------------------------------------
+
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+
+
+def test_draft7_ignores_keywords_beside_ref_and_2020_12_applies_them() -> None:
+    body = {"$defs": {"S": {"type": "string"}}, "$ref": "#/$defs/S", "maxLength": 2}
+    assert_invalid(body, "abc")
+    assert_valid({"$schema": DRAFT7, **body}, "abc")
+    assert_invalid({"$schema": DRAFT7, **body}, 3)
+
+
+def test_the_declared_dialect_decides_which_keywords_exist() -> None:
+    schema = {"prefixItems": [{"type": "integer"}], "dependentRequired": {"a": ["b"]}}
+    assert_invalid(schema, ["x"])
+    assert_invalid(schema, {"a": 1})
+    assert_valid({"$schema": DRAFT7, **schema}, ["x"])
+    assert_valid({"$schema": DRAFT7, **schema}, {"a": 1})
+
+
+def test_unknown_dialect_is_refused() -> None:
+    with pytest.raises(SchemaError, match=r"^\$schema at #: unknown dialect"):
+        SchemaValidator({"$schema": "https://example.com/my-dialect", "type": "string"})
+
+
+def test_unevaluated_properties_sees_through_all_of() -> None:
+    schema = {
+        "allOf": [{"properties": {"name": {"type": "string"}}}],
+        "properties": {"age": {"type": "integer"}},
+        "unevaluatedProperties": False,
+    }
+    assert_valid(schema, {"name": "a", "age": 3})
+    assert rendered(schema, {"name": "a", "nmae": "b"}) == [
+        'nmae: unexpected property (not allowed by the schema; did you mean "name"?)'
+    ]
+
+
+def test_unevaluated_properties_counts_only_the_passing_any_of_branch() -> None:
+    schema = {
+        "anyOf": [
+            {"properties": {"kind": {"const": "a"}, "x": {}}, "required": ["kind"]},
+            {"properties": {"kind": {"const": "b"}, "y": {}}, "required": ["kind"]},
+        ],
+        "unevaluatedProperties": False,
+    }
+    assert_valid(schema, {"kind": "a", "x": 1})
+    problems = assert_invalid(schema, {"kind": "a", "y": 1})
+    assert [p.path for p in problems] == [("y",)]
+
+
+def test_unevaluated_items() -> None:
+    schema = {"prefixItems": [{"type": "string"}], "unevaluatedItems": False}
+    assert_valid(schema, ["a"])
+    assert rendered(schema, ["a", 2]) == [
+        "[1]: unexpected item (not allowed by the schema) (received 2 (integer))"
+    ]
+
+
+def test_dynamic_ref_extends_a_recursive_schema() -> None:
+    tree = {
+        "$id": "https://example.com/tree",
+        "$dynamicAnchor": "node",
+        "type": "object",
+        "properties": {"children": {"type": "array", "items": {"$dynamicRef": "#node"}}},
+    }
+    strict = {
+        "$id": "https://example.com/strict-tree",
+        "$dynamicAnchor": "node",
+        "$ref": "tree",
+        "unevaluatedProperties": False,
+    }
+    validator = SchemaValidator(strict, documents={"https://example.com/tree": tree})
+    assert validator.is_valid({"children": [{"children": []}]})
+    problems = validator.problems({"children": [{"childrn": []}]})
+    assert [p.path for p in problems] == [("children", 0, "childrn")]
+
+
+def test_documents_supply_other_schemas_and_anchors() -> None:
+    docs = {
+        "https://example.com/defs.json": {"$defs": {"id": {"$anchor": "id", "type": "integer"}}}
+    }
+    schema = {"properties": {"a": {"$ref": "https://example.com/defs.json#id"}}}
+    validator = SchemaValidator(schema, documents=docs)
+    assert validator.is_valid({"a": 1})
+    assert [p.render() for p in validator.problems({"a": "1"})] == [
+        'a: expected integer (received "1" (string))'
+    ]
+
+
+def test_an_id_in_data_is_not_an_identifier() -> None:
+    schema = {"enum": [{"$id": "https://example.com/x"}], "$ref": "https://example.com/x"}
+    with pytest.raises(SchemaError, match=r"^\$ref at #: cannot resolve .*no schema is known"):
+        SchemaValidator(schema)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        (r"\p{Script=Greek}", "scripts"),
+        (r"(?P<name>x)", "not ECMA-262 group syntax"),
+        (r"a++", "cannot follow a quantifier"),
+        (r"\a", "not an escape ECMA-262 defines"),
+        (r"(?<=a+)b", "cannot be compiled"),
+    ],
+)
+def test_patterns_that_cannot_be_honoured_are_refused(pattern: str, reason: str) -> None:
+    with pytest.raises(SchemaError, match=reason) as info:
+        SchemaValidator({"properties": {"code": {"type": "string", "pattern": pattern}}})
+    assert str(info.value).startswith("pattern at #/properties/code: ")
+    with pytest.raises(SchemaError, match=r"^patternProperties at #: "):
+        SchemaValidator({"patternProperties": {pattern: {}}})
+
+
+def test_a_tool_with_a_refused_schema_fails_when_it_is_built() -> None:
+    from toolwire import tool
+
+    schema = {"type": "object", "properties": {"w": {"type": "string", "pattern": r"\p{Greek}"}}}
+    with pytest.raises(SchemaError, match=r"tool 'greek': pattern at #/properties/w: "):
+        tool(name="greek", parameters=schema)
+
+
+# A second differential check, against jsonschema-rs, which reads patterns as ECMA-262 does: here
+# patterns with \d, \w, \s, $ and Unicode text are fair game, and so are float multipleOf values
+# written as decimals (both compare the decimal a JSON number was written as).
+ECMA_TEXT = st.text(alphabet="ab1٣ _\n\u00a0é", max_size=4)
+ECMA_SMALL = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | ECMA_TEXT,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(NAMES | ECMA_TEXT, kids, max_size=3),
+    max_leaves=6,
+)
+ECMA_PATTERNS = st.sampled_from(
+    [r"^\d+$", r"\w", r"^\s*$", "a$", r"^\S+$", r"^[^\d]*$", r"\bb", r"^(?<x>a)b",
+     r"^\p{L}+$", r"\P{Nd}", "^.$", r"^[\w\s]+$"]
+)  # fmt: skip
+ECMA_LEAVES = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": TYPE_NAMES, "pattern": ECMA_PATTERNS, "minLength": SIZE, "const": ECMA_SMALL,
+        "enum": st.lists(ECMA_SMALL, max_size=2), "required": st.lists(NAMES, max_size=2, unique=True),
+    },
+)  # fmt: skip
+
+
+def _ecma_children(kids: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.booleans() | st.fixed_dictionaries(
+        {},
+        optional={
+            "properties": st.dictionaries(NAMES, kids, max_size=2),
+            "patternProperties": st.dictionaries(ECMA_PATTERNS, kids, max_size=1),
+            "additionalProperties": kids, "propertyNames": kids, "items": kids,
+            "anyOf": st.lists(kids, min_size=1, max_size=2), "allOf": st.lists(kids, min_size=1, max_size=2),
+            "unevaluatedProperties": kids, "unevaluatedItems": kids, "not": kids,
+        },
+    )  # fmt: skip
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    st.recursive(ECMA_LEAVES, _ecma_children, max_leaves=5),
+    st.lists(ECMA_SMALL, min_size=1, max_size=4),
+)
+def test_agrees_with_jsonschema_rs_on_ecma_patterns(schema: Any, instances: list[Any]) -> None:
+    import jsonschema_rs
+
+    reference = jsonschema_rs.Draft202012Validator(schema)
+    ours = SchemaValidator(schema)
+    for instance in instances:
+        assert ours.is_valid(instance) == reference.is_valid(instance), (schema, instance)
+
+
+def test_exponential_work_is_bounded_and_fails_closed() -> None:
+    schema: dict[str, Any] = {"properties": {"a": {"type": "string"}}}
+    for _ in range(30):  # each level doubles the work of an invalid instance
+        schema = {"anyOf": [schema, {"allOf": [schema]}]}
+    validator = SchemaValidator(schema, max_steps=20_000)
+    assert not validator.is_valid({"a": 1})
+    assert [p.message for p in validator.problems({"a": 1})] == [
+        "cannot be validated: checking it against this schema takes too much work"
+    ]
+    assert validator.is_valid({"a": "x"})  # a valid instance takes the first branch at once

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         ModelRequestsForbidden,
         ModelResponseError,
         ModelStreamError,
+        OutputValidationError,
         RetryableError,
         RetryableModelError,
         SchemaError,
@@ -120,6 +121,11 @@ if TYPE_CHECKING:
         computer_use,
         web_fetch,
         web_search,
+    )
+    from .output import (
+        OutputType,
+        ParseResult,
+        PartialOutput,
     )
     from .registry import (
         ToolRegistry,
@@ -197,6 +203,10 @@ __all__ = [
     "ModelStreamError",
     "NativeTool",
     "OutputSpec",
+    "OutputType",
+    "OutputValidationError",
+    "ParseResult",
+    "PartialOutput",
     "PendingCall",
     "ReasoningBlock",
     "ReasoningDelta",
@@ -319,6 +329,10 @@ _HOMES: dict[str, str] = {
     "ModelSettings": ".models",
     "ModelStreamError": ".errors",
     "OutputSpec": ".models",
+    "OutputType": ".output",
+    "OutputValidationError": ".errors",
+    "ParseResult": ".output",
+    "PartialOutput": ".output",
     "PendingCall": "._loop",
     "ReasoningBlock": ".messages",
     "ReasoningDelta": ".models",

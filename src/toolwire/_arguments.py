@@ -21,16 +21,16 @@ import anyio.to_thread
 import pydantic
 
 from ._schema import is_async_callable
+from ._schema_refs import SchemaIndex
 from ._validate import SchemaValidator
-from .errors import ArgumentProblem, ToolArgumentsError, ToolError
+from .errors import ArgumentProblem, SchemaError, ToolArgumentsError, ToolError
 
 __all__ = [
     "Binding",
     "ExecuteBinding",
     "FunctionBinding",
+    "NullDropper",
     "ToolContext",
-    "drop_optional_nulls",
-    "has_optional_properties",
     "load_json_object",
     "model_binding",
     "schema_binding",
@@ -205,84 +205,140 @@ def load_json_object(raw: str | bytes, name: str) -> Any:
         ) from None
 
 
-def has_optional_properties(schema: Mapping[str, Any]) -> bool:
-    def walk(node: Any) -> bool:
-        if isinstance(node, Mapping):
-            mapping = typing.cast(Mapping[str, Any], node)
-            props = mapping.get("properties")
-            required = typing.cast(list[str], mapping.get("required", []))
-            if isinstance(props, Mapping) and set(typing.cast(Mapping[str, Any], props)) - set(
-                required
-            ):
-                return True
-            return any(walk(v) for v in mapping.values())
-        if isinstance(node, list):
-            return any(walk(v) for v in typing.cast(list[Any], node))
-        return False
+class NullDropper:
+    """Removes the nulls a model sent for optional properties that do not accept null.
 
-    return walk(schema)
-
-
-def _accepts_null(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> bool:
-    if not isinstance(schema, Mapping) or depth > 32:
-        return True
-    schema = typing.cast(Mapping[str, Any], schema)
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        target = defs.get(ref.rsplit("/", 1)[-1])
-        if target is not None and _accepts_null(target, defs, depth + 1):
-            return True
-    all_of = schema.get("allOf")
-    if isinstance(all_of, list) and not all(
-        _accepts_null(part, defs, depth + 1) for part in typing.cast(list[Any], all_of)
-    ):
-        return False
-    kind = schema.get("type")
-    if (
-        kind == "null"
-        or (isinstance(kind, list) and "null" in kind)
-        or schema.get("nullable") is True
-    ):
-        return True
-    if "const" in schema and schema["const"] is None:
-        return True
-    if None in schema.get("enum", ()):
-        return True
-    branches = [*schema.get("anyOf", ()), *schema.get("oneOf", ())]
-    if any(_accepts_null(b, defs, depth + 1) for b in branches):
-        return True
-    return (
-        kind is None
-        and not branches
-        and ref is None
-        and "enum" not in schema
-        and "const" not in schema
-    )
-
-
-def drop_optional_nulls(schema: Mapping[str, Any], value: dict[str, Any]) -> dict[str, Any]:
-    """Remove nulls the model sent for optional properties that do not themselves accept null.
-
-    Descends into nested objects wherever the schema leads: `$ref`, `allOf`, the object branch of
-    an `anyOf`/`oneOf` (an optional nested model), array `items`/`prefixItems` and
-    `additionalProperties`.
+    Strict mode makes every optional property required-but-nullable; a null for one whose own
+    schema refuses null means "not given". What the walk needs (references resolved by the one
+    resolver, whether a subschema accepts null, the object view per set of keys) is computed once
+    and kept, so a strict call that carries nulls costs little more than one without.
+    Descends wherever the schema leads: `$ref`, `allOf`, the object branch of an `anyOf`/`oneOf`,
+    array `items`/`prefixItems` and `additionalProperties`.
     """
-    defs: dict[str, Any] = {**schema.get("definitions", {}), **schema.get("$defs", {})}
 
-    def resolve(node: Any) -> Mapping[str, Any] | None:
-        for _ in range(32):
+    __slots__ = ("_arrays", "_index", "_nullable", "_resolved", "_schema", "_views", "needed")
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self._schema = schema
+        try:
+            self._index: SchemaIndex | None = SchemaIndex(schema)
+        except SchemaError:
+            self._index = None
+        self._resolved: dict[int, Mapping[str, Any] | None] = {}
+        self._nullable: dict[int, bool] = {}
+        self._views: dict[tuple[int, frozenset[str]], _ObjectView] = {}
+        self._arrays: dict[int, tuple[list[Any], Any]] = {}
+        # Whether some optional property anywhere in the schema refuses null.
+        self.needed = self._any_droppable()
+
+    def _any_droppable(self) -> bool:
+        todo: list[Any] = [self._schema]
+        seen: set[int] = set()
+        while todo:
+            node = todo.pop()
+            if isinstance(node, list):
+                todo += typing.cast(list[Any], node)
+                continue
             if not isinstance(node, Mapping):
-                return None
+                continue
             mapping = typing.cast(Mapping[str, Any], node)
+            if id(mapping) in seen:
+                continue
+            seen.add(id(mapping))
+            props = mapping.get("properties")
+            if isinstance(props, Mapping):
+                required = mapping.get("required")
+                names: set[Any] = set()
+                if isinstance(required, list):
+                    names.update(typing.cast(list[Any], required))
+                for name, sub in typing.cast(Mapping[str, Any], props).items():
+                    if name not in names and not self._accepts_null(sub):
+                        return True
+            todo += mapping.values()
+        return False
+
+    def __call__(self, value: dict[str, Any]) -> dict[str, Any]:
+        return typing.cast(dict[str, Any], self._walk(self._schema, value, 0))
+
+    def _resolve(self, node: Any) -> Mapping[str, Any] | None:
+        key = id(node)
+        if key in self._resolved:
+            return self._resolved[key]
+        out: Mapping[str, Any] | None = None
+        current = node
+        for _ in range(32):
+            if not isinstance(current, Mapping):
+                break
+            mapping = typing.cast(Mapping[str, Any], current)
             ref = mapping.get("$ref")
             if not isinstance(ref, str):
-                return mapping
-            node = defs.get(ref.rsplit("/", 1)[-1])
-        return None
+                out = mapping
+                break
+            index = self._index
+            if index is None:
+                break
+            try:
+                current = index.resolve(ref, index.where_of(mapping, index.root_where)).schema
+            except SchemaError:
+                break
+        self._resolved[key] = out
+        return out
 
-    def object_view(
-        node: Mapping[str, Any], keys: set[str], depth: int
-    ) -> tuple[dict[str, Any], set[str], Any]:
+    def _accepts_null(self, schema: Any, depth: int = 0) -> bool:
+        key = id(schema)
+        found = self._nullable.get(key)
+        if found is None:
+            found = self._nullable[key] = self._check_null(schema, depth)
+        return found
+
+    def _check_null(self, schema: Any, depth: int) -> bool:
+        if not isinstance(schema, Mapping) or depth > 32:
+            return True
+        schema = typing.cast(Mapping[str, Any], schema)
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            target = self._resolve(schema)
+            if target is not None and self._accepts_null(target, depth + 1):
+                return True
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and not all(
+            self._accepts_null(part, depth + 1) for part in typing.cast(list[Any], all_of)
+        ):
+            return False
+        kind = schema.get("type")
+        if (
+            kind == "null"
+            or (isinstance(kind, list) and "null" in kind)
+            or schema.get("nullable") is True
+        ):
+            return True
+        if "const" in schema and schema["const"] is None:
+            return True
+        if None in schema.get("enum", ()):
+            return True
+        branches = [*schema.get("anyOf", ()), *schema.get("oneOf", ())]
+        if any(self._accepts_null(b, depth + 1) for b in branches):
+            return True
+        return (
+            kind is None
+            and not branches
+            and ref is None
+            and "enum" not in schema
+            and "const" not in schema
+        )
+
+    def _object_view(
+        self, node: Mapping[str, Any], keys: frozenset[str], depth: int
+    ) -> _ObjectView:
+        key = (id(node), keys)
+        found = self._views.get(key)
+        if found is None:
+            if len(self._views) >= 512:  # key sets come from the model: keep the cache bounded
+                self._views.clear()
+            found = self._views[key] = self._make_view(node, keys, depth)
+        return found
+
+    def _make_view(self, node: Mapping[str, Any], keys: frozenset[str], depth: int) -> _ObjectView:
         """The properties, required names and extra-property schema that apply to an object."""
         props: dict[str, Any] = dict(typing.cast(Mapping[str, Any], node.get("properties") or {}))
         required = set(typing.cast(list[str], node.get("required") or []))
@@ -290,75 +346,86 @@ def drop_optional_nulls(schema: Mapping[str, Any], value: dict[str, Any]) -> dic
         if depth > 32:
             return props, required, extra
         for part in typing.cast(list[Any], node.get("allOf") or []):
-            resolved = resolve(part)
+            resolved = self._resolve(part)
             if resolved is not None:
-                more, more_required, more_extra = object_view(resolved, keys, depth + 1)
+                more, more_required, more_extra = self._object_view(resolved, keys, depth + 1)
                 props = {**more, **props}
                 required |= more_required
                 extra = extra if extra is not None else more_extra
-        branches = [
-            resolved
-            for key in ("anyOf", "oneOf")
-            for branch in typing.cast(list[Any], node.get(key) or [])
-            if (resolved := resolve(branch)) is not None
-        ]
-        best: tuple[dict[str, Any], set[str], Any] | None = None
+        best: _ObjectView | None = None
         best_score = -1
-        for branch in branches:
-            view = object_view(branch, keys, depth + 1)
-            if not view[0] and view[2] is None:
-                continue
-            score = len(set(view[0]) & keys)
-            if score > best_score:
-                best, best_score = view, score
+        for branch_key in ("anyOf", "oneOf"):
+            for branch in typing.cast(list[Any], node.get(branch_key) or []):
+                resolved = self._resolve(branch)
+                if resolved is None:
+                    continue
+                view = self._object_view(resolved, keys, depth + 1)
+                if not view[0] and view[2] is None:
+                    continue
+                score = len(set(view[0]) & keys)
+                if score > best_score:
+                    best, best_score = view, score
         if best is not None:
             props = {**best[0], **props}
             required |= best[1]
             extra = extra if extra is not None else best[2]
         return props, required, extra
 
-    def array_view(node: Mapping[str, Any], depth: int) -> tuple[list[Any], Any]:
+    def _array_view(self, node: Mapping[str, Any], depth: int) -> tuple[list[Any], Any]:
+        found = self._arrays.get(id(node))
+        if found is None:
+            found = self._arrays[id(node)] = self._make_array_view(node, depth)
+        return found
+
+    def _make_array_view(self, node: Mapping[str, Any], depth: int) -> tuple[list[Any], Any]:
         prefix: Any = node.get("prefixItems")
         items: Any = node.get("items")
-        if isinstance(items, list):  # draft-04 tuples
+        if isinstance(items, list):  # the draft-07 tuple form
             prefix, items = typing.cast(list[Any], items), node.get("additionalItems")
         if prefix is not None or items is not None or depth > 32:
             return typing.cast(list[Any], prefix or []), items
         for key in ("allOf", "anyOf", "oneOf"):
             for part in typing.cast(list[Any], node.get(key) or []):
-                resolved = resolve(part)
+                resolved = self._resolve(part)
                 if resolved is not None:
-                    found = array_view(resolved, depth + 1)
+                    found = self._array_view(resolved, depth + 1)
                     if found[0] or found[1] is not None:
                         return found
         return [], None
 
-    def walk(node: Any, data: Any, depth: int) -> Any:
-        resolved = resolve(node)
+    def _walk(self, node: Any, data: Any, depth: int) -> Any:
+        resolved = self._resolve(node)
         if depth > 64 or resolved is None:
             return data
         if isinstance(data, dict):
             obj = typing.cast(dict[str, Any], data)
-            props, required, extra = object_view(resolved, set(obj), 0)
+            props, required, extra = self._object_view(resolved, frozenset(obj), 0)
             if not props and not isinstance(extra, Mapping):
                 return obj
             out: dict[str, Any] = {}
             for key, item in obj.items():
                 sub = props.get(key)
                 if sub is None:
-                    out[key] = walk(extra, item, depth + 1) if isinstance(extra, Mapping) else item
-                elif item is None and key not in required and not _accepts_null(sub, defs):
+                    out[key] = (
+                        self._walk(extra, item, depth + 1) if isinstance(extra, Mapping) else item
+                    )
+                elif item is None and key not in required and not self._accepts_null(sub):
                     continue
+                elif isinstance(item, (dict, list)):
+                    out[key] = self._walk(sub, item, depth + 1)
                 else:
-                    out[key] = walk(sub, item, depth + 1)
+                    out[key] = item
             return out
         if isinstance(data, list):
-            prefix, items = array_view(resolved, 0)
+            prefix, items = self._array_view(resolved, 0)
             seq = typing.cast(list[Any], data)
             return [
-                walk(prefix[i] if i < len(prefix) else items, item, depth + 1)
+                self._walk(prefix[i] if i < len(prefix) else items, item, depth + 1)
+                if isinstance(item, (dict, list))
+                else item
                 for i, item in enumerate(seq)
             ]
         return data
 
-    return walk(schema, value, 0)
+
+_ObjectView: typing.TypeAlias = "tuple[dict[str, Any], set[str], Any]"

@@ -12,14 +12,17 @@ import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal, TypeAlias, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, Unpack
 
 from ._loop import Subscriber
 from .messages import ToolResultMessage
 from .middleware import Hooks
-from .models.base import ModelSettings, ToolCall, ToolChoice
+from .models.base import ModelSettings, OutputMode, ToolCall, ToolChoice
 from .tools import ToolLike
 from .usage import RunLimits
+
+if TYPE_CHECKING:
+    from .models.wrappers import RetryPolicy
 
 __all__ = ["ApprovalPolicy", "RunConfig", "RunOptions"]
 
@@ -52,7 +55,10 @@ class RunOptions(TypedDict, total=False):
     subscribers: Sequence[Subscriber]
     approval_policy: ApprovalPolicy
     deps: Any
-    retry: Any
+    retry: RetryPolicy | None
+    output_type: Any
+    output_mode: OutputMode | Literal["auto"]
+    output_retries: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,8 +90,16 @@ class RunConfig:
         approval_policy: `"marked"` pauses for tools with `requires_approval`; `"destructive"`
             also for tools whose annotations say `destructive_hint`.
         deps: Passed to tools as `ToolContext.deps`.
-        retry: The retry policy for model calls (a `RetryPolicy`); `None` leaves the model as
-            it is.
+        retry: The retry policy for model calls: the model is wrapped in a `RetryModel` with it
+            (its SDK's own retries must be off, as adapters build them by default); `None`
+            leaves the model as it is.
+        output_type: The type of the run's answer (a Pydantic model, dataclass, TypedDict,
+            primitive, list, union or raw JSON Schema); `RunResult.output` holds it validated.
+            `None`: the answer is text.
+        output_mode: How the typed answer is asked for: `"native"`, `"tool"`, `"prompted"`, or
+            `"auto"` (native where the model has it, else tool); see docs/output.md.
+        output_retries: Corrections sent back to the model for an invalid answer before the run
+            fails with `OutputValidationError`.
     """
 
     name: str = "agent"
@@ -105,7 +119,10 @@ class RunConfig:
     subscribers: Sequence[Subscriber] = ()
     approval_policy: ApprovalPolicy = "marked"
     deps: Any = None
-    retry: Any = None
+    retry: RetryPolicy | None = None
+    output_type: Any = None
+    output_mode: OutputMode | Literal["auto"] = "auto"
+    output_retries: int = 1
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import anyio
 
@@ -35,9 +35,13 @@ from .models.base import (
     Completion,
     CompletionDone,
     Model,
+    ModelBase,
+    ModelRequest,
     ModelSettings,
+    OutputSpec,
     StreamEvent,
     ToolCall,
+    ToolChoice,
     Usage,
     check_call_ids,
 )
@@ -48,6 +52,7 @@ from .usage import Cost, RunLimits, estimate_cost
 
 if TYPE_CHECKING:
     from ._config import RunConfig
+    from .output import RunOutput
 
 __all__ = [
     "FunctionCallCompleted",
@@ -71,6 +76,7 @@ _CLOSE_TIMEOUT = 5.0
 
 StopReason: TypeAlias = Literal[
     "completed",
+    "refused",
     "max_iterations",
     "token_limit",
     "cost_limit",
@@ -118,6 +124,8 @@ class RunResult:
         stop_reason: Why the run ended.
         pending: The calls waiting for approval or for the caller's answer.
         iterations: Model requests made.
+        output: The validated typed answer, when the run asked for one (`output_type`).
+        refusal: Why the model declined to give the typed answer (`stop_reason == "refused"`).
     """
 
     text: str
@@ -129,6 +137,8 @@ class RunResult:
     stop_reason: StopReason
     pending: list[PendingCall] = field(default_factory=list[PendingCall])
     iterations: int = 0
+    output: Any = None
+    refusal: str | None = None
 
     @property
     def citations(self) -> list[Citation]:
@@ -327,6 +337,14 @@ class _Run:
         self.deadline: float | None = None
         self.open_calls: list[ToolCallBlock] = []
         self.model_label = f"{config.model.provider} ({type(config.model).__name__})"
+        self.output: RunOutput | None = None
+        options = config.options
+        if options.output_type is not None:
+            from .output import RunOutput
+
+            self.output = RunOutput(
+                options.output_type, options.output_mode, options.output_retries, config.model
+            )
 
     # -- events
 
@@ -360,6 +378,8 @@ class _Run:
             stop_reason=self.stop_reason,
             pending=self.pending,
             iterations=self.iterations,
+            output=self.output.value if self.output is not None else None,
+            refusal=self.output.refusal if self.output is not None else None,
         )
 
     def timed_out(self) -> bool:
@@ -389,16 +409,24 @@ class _Run:
         self.iterations += 1
         await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
         tools: list[ToolLike] = [*config.tools.values(), *config.native_tools]
-        if config.stream_sink is None:
+        choice = self.tool_choice
+        native = None
+        if self.output is not None:
+            tools += self.output.tools()
+            choice = self.output.tool_choice(choice)
+            native = self.output.native_spec()
+        if native is not None:
+            completion = await self._ask_for_output(tools, choice, native)
+        elif config.stream_sink is None:
             completion = await config.model.complete(
                 None,
                 history=self.messages,
                 tools=tools,
-                tool_choice=self.tool_choice,
+                tool_choice=choice,
                 settings=config.settings,
             )
         else:
-            completion = await self._ask_streaming(tools)
+            completion = await self._ask_streaming(tools, choice)
         self.usage = self.usage + completion.usage
         # Priced by the provider that answered: a fallback model may have answered through
         # another provider than the one it is named after.
@@ -407,18 +435,38 @@ class _Run:
         await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
 
-    async def _ask_streaming(self, tools: list[ToolLike]) -> Completion:
+    async def _ask_for_output(
+        self, tools: list[ToolLike], choice: ToolChoice, spec: OutputSpec
+    ) -> Completion:
+        # A native structured answer travels in the request value, which only ModelBase takes.
+        config = self.config
+        request = ModelRequest.build(
+            None, history=self.messages, tools=tools, tool_choice=choice, settings=config.settings
+        )
+        request.output = spec
+        model = cast(ModelBase, config.model)
+        if config.stream_sink is None:
+            return await model.send(request)
+        return await self._ask_streaming(tools, choice, model.send_stream(request))
+
+    async def _ask_streaming(
+        self,
+        tools: list[ToolLike],
+        choice: ToolChoice,
+        events: AsyncIterator[StreamEvent] | None = None,
+    ) -> Completion:
         config = self.config
         sink = config.stream_sink
         assert sink is not None
         completion: Completion | None = None
-        events = config.model.stream_complete(
-            None,
-            history=self.messages,
-            tools=tools,
-            tool_choice=self.tool_choice,
-            settings=config.settings,
-        )
+        if events is None:
+            events = config.model.stream_complete(
+                None,
+                history=self.messages,
+                tools=tools,
+                tool_choice=choice,
+                settings=config.settings,
+            )
         try:
             async for event in events:
                 if isinstance(event, CompletionDone):
@@ -459,6 +507,19 @@ class _Run:
             if calls and not _ids_look_unique(calls):
                 check_call_ids(message, self.model_label)
             self.messages.append(message)
+            if self.output is not None:
+                try:
+                    verdict = self.output.read(completion)
+                except BaseException:
+                    self.messages.extend(self.output.pending)  # every call keeps one result
+                    raise
+                if verdict is not None:
+                    outcome, extra = verdict
+                    self.messages.extend(extra)
+                    if outcome == "retry":
+                        continue
+                    self.stop_reason = "refused" if outcome == "refused" else "completed"
+                    return
             if not calls:
                 self.stop_reason = "completed"
                 return
@@ -691,6 +752,15 @@ async def run(
     for repair in repairs:
         logger.warning("toolwire: repaired the history handed in: %s", repair)
     state = _Run(config, messages, len(messages))
+    if state.output is not None:
+        note = state.output.instructions()
+        if note is not None and not any(
+            isinstance(m, SystemMessage) and m.text == note.text for m in messages
+        ):
+            at = 0
+            while at < len(messages) and isinstance(messages[at], SystemMessage):
+                at += 1
+            messages.insert(at, note)
     if resuming and state.tool_choice not in ("auto", "none"):
         # The paused turn already obeyed the forced choice; forcing it again on the follow-up
         # would make the model call a tool where it should answer.

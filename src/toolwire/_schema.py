@@ -249,9 +249,14 @@ def _output_schema(hint: Any) -> dict[str, Any] | None:
     return schema
 
 
+def value_adapter(hint: Any) -> pydantic.TypeAdapter[Any]:
+    """A validator for any type Pydantic understands (`typing.TypedDict`s work on 3.11 too)."""
+    return pydantic.TypeAdapter(_upgrade_typeddicts(hint))
+
+
 def value_schema(hint: Any) -> dict[str, Any]:
     """The JSON Schema of any type Pydantic understands (models, TypedDicts, dataclasses...)."""
-    return pydantic.TypeAdapter(hint).json_schema(schema_generator=_NoFieldTitles)
+    return value_adapter(hint).json_schema(schema_generator=_NoFieldTitles)
 
 
 _MESSAGES: dict[str, str] = {

@@ -56,6 +56,10 @@ class Agent:
     ) -> None:
         self._config = RunConfig.merge(config, options)
         self.model = _resolve_model(model)
+        if self._config.retry is not None:
+            from .models.wrappers import RetryModel
+
+            self.model = RetryModel(self.model, self._config.retry)
         self.native_tools, client_run = split_client_run(
             self.model.provider,
             getattr(self.model, "api", ""),

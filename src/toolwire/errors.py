@@ -24,6 +24,7 @@ ToolwireError                     base of everything below
 │   ├── ModelConnectionError      no answer at all: connection failed or timed out (retryable)
 │   ├── ModelResponseError        a broken answer: in-stream error, truncated stream, bad payload
 │   │   └── ModelStreamError      ...the provider's own error event inside an answer
+│   ├── OutputValidationError     a structured answer still invalid after the corrections
 │   └── ModelRequestsForbidden    a real provider request where the caller forbade them (tests)
 ├── McpError                      an MCP server failed a request (JSON-RPC `code` when sent)
 │   ├── McpProtocolError          ...answered with something the protocol does not allow
@@ -65,6 +66,7 @@ __all__ = [
     "ModelRequestsForbidden",
     "ModelResponseError",
     "ModelStreamError",
+    "OutputValidationError",
     "RetryableError",
     "RetryableModelError",
     "SchemaError",
@@ -308,6 +310,30 @@ class ModelError(ToolwireError):
     """
 
     attempts: tuple[Attempt, ...] = ()
+
+
+class OutputValidationError(ModelError):
+    """A structured answer did not satisfy its type (after every correction the caller allowed).
+
+    Attributes:
+        problems: What was wrong, each with its path, what was expected and what came.
+        output: The last answer the model gave (its text, or the decoded value).
+        completion: The completion that carried it, when known.
+    """
+
+    def __init__(
+        self, problems: Sequence[ArgumentProblem], output: object = None, completion: object = None
+    ) -> None:
+        self.problems = tuple(problems)
+        self.output = output
+        self.completion = completion
+        lines = ["The structured answer is invalid:"]
+        lines += [f"- {p.render().replace('arguments', 'answer', 1)}" for p in self.problems]
+        super().__init__("\n".join(lines))
+
+    def feedback(self) -> str:
+        """The message sent back to the model so it can correct its answer."""
+        return f"{self}\nFix these and give the whole answer again."
 
 
 class ModelHTTPError(ModelError):

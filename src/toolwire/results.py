@@ -20,6 +20,7 @@ __all__ = [
     "TextPart",
     "ToolResult",
     "error_result",
+    "json_representation",
     "sniff_image_mime",
     "text_result",
     "to_result",
@@ -165,12 +166,9 @@ _PARTS = (TextPart, ImagePart, AudioPart, ResourcePart, ResourceLinkPart)
 def to_result(value: Any) -> ToolResult:
     """Turn whatever a tool returned into a `ToolResult`.
 
-    `str` becomes text; dicts, lists, Pydantic models, dataclasses and other JSON-able values become
-    JSON text plus `structured`; `bytes` become an image part (or an embedded binary resource when
-    they are not a known image format); content parts are wrapped; a `ToolResult` passes through.
-
-    Raises:
-        ToolError: the value cannot be represented as JSON.
+    `str` becomes text; `bytes` become an image part (or an embedded binary resource when they are
+    not a known image format); content parts are wrapped; a `ToolResult` passes through. Anything
+    else becomes JSON text plus `structured`, by `json_representation`.
     """
     if isinstance(value, ToolResult):
         return value
@@ -197,10 +195,38 @@ def to_result(value: Any) -> ToolResult:
 
 
 def _jsonable(value: Any) -> Any:
+    return json_representation(value)
+
+
+def _as_text(value: Any) -> str:
     try:
-        return pydantic_core.to_jsonable_python(value, inf_nan_mode="null", bytes_mode="base64")
-    except pydantic_core.PydanticSerializationError as exc:
-        raise ToolError(
-            f"The tool returned a value of type {type(value).__name__} that cannot be "
-            f"represented as JSON: {exc}"
-        ) from exc
+        return str(value)
+    except Exception:
+        return f"<{type(value).__name__} object>"
+
+
+def _fallback(value: Any) -> Any:
+    tolist = getattr(value, "tolist", None)  # NumPy arrays and scalars, array.array, tensors
+    if callable(tolist):
+        try:
+            return tolist()
+        except Exception:
+            pass
+    return _as_text(value)
+
+
+def json_representation(value: Any) -> Any:
+    """The JSON-compatible form of what a tool returned, for `structured` and the text the model reads.
+
+    Pydantic's serializer first: models, dataclasses, dicts, lists, tuples and sets (as lists),
+    `Decimal` (a string, so no digit is lost), `datetime`/`date`/`time` (ISO 8601), `UUID`, enums,
+    paths; `bytes` as base64; NaN and infinities as null. Array-likes with a `tolist()` method
+    (NumPy arrays and scalars) become lists or plain numbers. Any other object, where it sits,
+    becomes its `str()`, as does a whole value the serializer cannot walk (a cycle).
+    """
+    try:
+        return pydantic_core.to_jsonable_python(
+            value, inf_nan_mode="null", bytes_mode="base64", fallback=_fallback
+        )
+    except (pydantic_core.PydanticSerializationError, ValueError, RecursionError):
+        return _as_text(value)

@@ -16,9 +16,8 @@ import pydantic
 from ._arguments import (
     Binding,
     FunctionBinding,
+    NullDropper,
     ToolContext,
-    drop_optional_nulls,
-    has_optional_properties,
     load_json_object,
     model_binding,
     schema_binding,
@@ -171,8 +170,11 @@ class FunctionTool:
         self._compiled: dict[Dialect, CompiledSchema] = {}
         self._strict = self._resolve_strict(strict)
         # Strict mode makes optional properties required-but-nullable; a null the model sends for
-        # one of them means "not given", so it is removed before validation.
-        self._null_optional = self._strict and has_optional_properties(self._parameters)
+        # one that refuses null means "not given", so it is removed before validation. When every
+        # optional property accepts null (`x: int | None = None`), there is nothing to remove.
+        dropper = NullDropper(self._parameters) if self._strict else None
+        self._drop_nulls = dropper if dropper is not None and dropper.needed else None
+        self._null_optional = self._drop_nulls is not None
 
     def _resolve_strict(self, strict: bool | None) -> bool:
         if strict is False:
@@ -283,16 +285,14 @@ class FunctionTool:
                 if self._null_optional and (
                     b"null" in raw if isinstance(raw, bytes) else "null" in raw
                 ):
-                    decoded = load_json_object(raw, self._name)
-                    if isinstance(decoded, dict):
-                        decoded = drop_optional_nulls(
-                            self._parameters, typing.cast(dict[str, Any], decoded)
-                        )
-                    return binding.validate_python(decoded)
+                    decoded: Any = load_json_object(raw, self._name)
+                    if type(decoded) is dict and self._drop_nulls is not None:
+                        decoded = self._drop_nulls(typing.cast(dict[str, Any], decoded))
+                    return binding.validate_python(typing.cast(Mapping[str, Any], decoded))
                 return binding.validate_json(raw)
             if isinstance(raw, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
-                if self._null_optional:
-                    raw = drop_optional_nulls(self._parameters, dict(raw))
+                if self._drop_nulls is not None:
+                    raw = self._drop_nulls(dict(raw))
                 return binding.validate_python(raw)
             raise ToolArgumentsError(
                 self._name,

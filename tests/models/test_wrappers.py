@@ -69,6 +69,7 @@ class Stub(ModelBase):
 
     api = "stub-api"
     dialect = "anthropic"
+    native_output = True  # takes a structured-answer spec (the cache key must cover it)
 
     def __init__(self, name: str, outcomes: Sequence[Outcome], provider: str = "stub") -> None:
         self._name = name

@@ -112,6 +112,7 @@ class AnthropicModel(OwnsClient, ModelBase):
 
     api = "messages"
     dialect = "anthropic"
+    native_output = True
 
     def __init__(
         self,
@@ -252,6 +253,10 @@ class AnthropicModel(OwnsClient, ModelBase):
             definitions.extend(cast(Sequence[dict[str, Any]], raw_tools))
         definitions.extend(request.native_tools)
         body.update(extra)
+        if request.output is not None:
+            config = dict(cast(Mapping[str, Any], body.get("output_config") or {}))
+            config["format"] = {"type": "json_schema", "schema": _output_schema(request)}
+            body["output_config"] = config
         if definitions:
             body["tools"] = definitions
             if "tool_choice" not in extra:
@@ -371,6 +376,17 @@ def _merge(first: Completion, then: Completion) -> Completion:
         raw_finish_reason=then.raw_finish_reason,
         model=then.model or first.model,
     )
+
+
+def _output_schema(request: ModelRequest) -> dict[str, Any]:
+    """The answer's schema for `output_config.format`: closed objects, every property listed
+    (as OpenAI's strict mode writes it) where the schema allows, else the Anthropic dialect."""
+    output = request.output
+    assert output is not None
+    try:
+        return output.definition("openai-strict").parameters
+    except UnsupportedError:
+        return (request.output_definition or output.definition("anthropic")).parameters
 
 
 def _check_thinking(body: Mapping[str, Any]) -> None:

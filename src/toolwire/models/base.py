@@ -19,7 +19,16 @@ import uuid
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Literal,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    runtime_checkable,
+)
 
 from .._arguments import load_json_object
 from ..errors import (
@@ -27,6 +36,7 @@ from ..errors import (
     ModelRequestsForbidden,
     ModelResponseError,
     ToolArgumentsError,
+    UnsupportedError,
 )
 from ..messages import (
     AssistantMessage,
@@ -43,6 +53,11 @@ from ..results import error_result, to_result
 from ..tools import DefinitionDialect, Tool, ToolDefinition, ToolLike
 from ..usage import Usage
 
+if TYPE_CHECKING:
+    from ..output import OutputType, ParseResult, PartialOutput
+
+_T = TypeVar("_T")
+
 __all__ = [
     "Attempt",
     "CallIds",
@@ -53,6 +68,7 @@ __all__ = [
     "ModelBase",
     "ModelRequest",
     "ModelSettings",
+    "OutputMode",
     "OutputSpec",
     "ReasoningDelta",
     "StreamEvent",
@@ -306,21 +322,38 @@ class Model(Protocol):
 # --- the request value ----------------------------------------------------------------------
 
 
+OutputMode: TypeAlias = Literal["native", "tool", "prompted"]
+"""How a structured answer is asked for: the provider's own structured output, a final-answer tool,
+or the schema in the instructions (see `toolwire.output`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class OutputSpec:
     """A structured answer asked of the model: a JSON Schema the final answer must satisfy.
 
+    Only `native` specs reach an adapter (`ModelRequest.output`); tool and prompted modes are plain
+    tools and instructions by the time a request is built.
+
     Attributes:
         name: A name for the schema (providers that take one show it to the model).
-        schema: The JSON Schema of the answer.
+        schema: The JSON Schema of the answer (an object at the root).
         description: What the answer is, for the model.
-        strict: Ask for the provider's strict mode; `None` lets the adapter decide.
+        strict: Ask for the provider's strict mode; `None` uses it when the schema allows.
+        mode: How the answer is asked for.
     """
 
     name: str
     schema: Mapping[str, Any]
     description: str | None = None
     strict: bool | None = None
+    mode: OutputMode = "native"
+
+    def definition(self, dialect: DefinitionDialect) -> ToolDefinition:
+        """The schema compiled for `dialect`, strict when the schema allows (as tools are)."""
+        from ..tools import tool
+
+        spec = tool(parameters=dict(self.schema), name=self.name, strict=self.strict)
+        return spec.definition(dialect)
 
 
 @dataclass(slots=True)
@@ -335,7 +368,8 @@ class ModelRequest:
         definitions: `tools` compiled for the target model's dialect, in the same order (filled
             by `ModelBase.send`; empty until then).
         native_tools: Provider-side tool specifications to send beside the function tools.
-        output: The structured answer asked for, if any.
+        output: The structured answer asked for natively, if any.
+        output_definition: `output` compiled for the target model's dialect (filled by `send`).
     """
 
     messages: list[Message]
@@ -345,6 +379,7 @@ class ModelRequest:
     definitions: list[ToolDefinition] = field(default_factory=list[ToolDefinition])
     native_tools: list[Any] = field(default_factory=list[Any])
     output: OutputSpec | None = None
+    output_definition: ToolDefinition | None = None
 
     @classmethod
     def build(
@@ -371,7 +406,8 @@ class ModelRequest:
     def compiled(self, dialect: DefinitionDialect) -> ModelRequest:
         """This request with its tools compiled for `dialect` (definitions are cached per tool)."""
         definitions = [t.definition(dialect) for t in self.tools]
-        return dataclasses.replace(self, definitions=definitions)
+        output = self.output.definition(dialect) if self.output is not None else None
+        return dataclasses.replace(self, definitions=definitions, output_definition=output)
 
 
 class CallIds:
@@ -455,6 +491,10 @@ class ModelBase(abc.ABC):
     api: ClassVar[str] = "custom"
     dialect: ClassVar[DefinitionDialect] = "openai"
     guarded: ClassVar[bool] = True
+    native_output: bool = False
+    """The adapter maps `ModelRequest.output` onto the provider's own structured output."""
+    native_tools_with_output: bool = False
+    """Native tools and a structured answer can share one request (Gemini, Vertex)."""
 
     @property
     @abc.abstractmethod
@@ -498,6 +538,58 @@ class ModelBase(abc.ABC):
         )
         return self.send_stream(request)
 
+    async def parse(
+        self,
+        prompt: str | None = None,
+        *,
+        output_type: type[_T] | OutputType[_T] | Mapping[str, Any],
+        history: Sequence[Message] = (),
+        mode: OutputMode | Literal["auto"] = "auto",
+        retries: int = 1,
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+        native_tools: Sequence[Any] = (),
+        tools: Sequence[ToolLike] = (),
+    ) -> ParseResult[_T]:
+        """Ask for an answer of type `output_type`, validated; see `toolwire.output.parse`."""
+        from ..output import parse
+
+        return await parse(
+            self,
+            prompt,
+            output_type,
+            history=history,
+            mode=mode,
+            retries=retries,
+            settings=settings,
+            native_tools=native_tools,
+            tools=tools,
+        )
+
+    def stream_parse(
+        self,
+        prompt: str | None = None,
+        *,
+        output_type: type[_T] | OutputType[_T] | Mapping[str, Any],
+        history: Sequence[Message] = (),
+        mode: OutputMode | Literal["auto"] = "auto",
+        settings: ModelSettings | Mapping[str, Any] | None = None,
+        native_tools: Sequence[Any] = (),
+        tools: Sequence[ToolLike] = (),
+    ) -> AsyncIterator[PartialOutput[_T]]:
+        """`parse` as partial values (lenient), the last one final (strict)."""
+        from ..output import stream_parse
+
+        return stream_parse(
+            self,
+            prompt,
+            output_type,
+            history=history,
+            mode=mode,
+            settings=settings,
+            native_tools=native_tools,
+            tools=tools,
+        )
+
     # -- requests as values
 
     async def send(self, request: ModelRequest) -> Completion:
@@ -524,7 +616,12 @@ class ModelBase(abc.ABC):
             request = self.resolve_native_tools(request)
         if self.guarded:
             check_model_requests_allowed(self.provider)
-        if not request.tools:
+        if request.output is not None and not self.native_output:
+            raise UnsupportedError(
+                f"{self.provider} ({self.api}) has no native structured output here; "
+                "ask with mode='tool' or mode='prompted'"
+            )
+        if not request.tools and request.output is None:
             return request
         return request.compiled(self.dialect)
 

@@ -116,6 +116,8 @@ class GeminiModel(OwnsClient, ModelBase):
 
     api = "generate-content"
     dialect = "gemini"
+    native_output = True
+    native_tools_with_output = True
 
     def __init__(
         self,
@@ -255,6 +257,10 @@ class GeminiModel(OwnsClient, ModelBase):
                 tool_config["include_server_side_tool_invocations"] = True
             if tool_config:
                 fields["tool_config"] = tool_config
+        if request.output is not None:
+            definition = request.output_definition or request.output.definition(self.dialect)
+            fields["response_mime_type"] = "application/json"
+            fields["response_json_schema"] = definition.parameters
         if system:
             fields["system_instruction"] = {"role": _ROLE_USER, "parts": [{"text": system}]}
         if options.timeout is not None:

@@ -162,6 +162,7 @@ class MistralModel(OwnsClient, ModelBase):
 
     api = "mistral-chat"
     dialect = "openai"
+    native_output = True
 
     def __init__(
         self,
@@ -293,6 +294,17 @@ class MistralModel(OwnsClient, ModelBase):
                 kwargs[wire] = value
         if options.timeout is not None:
             kwargs["timeout_ms"] = int(options.timeout * 1000)
+        if request.output is not None:
+            definition = request.output_definition or request.output.definition(self.dialect)
+            schema: dict[str, Any] = {
+                "name": definition.name,
+                "schema_definition": definition.parameters,
+            }
+            if request.output.description:
+                schema["description"] = request.output.description
+            if definition.strict:
+                schema["strict"] = True
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": schema}
         unknown = sorted(set(extra) - _chat_parameters())
         if unknown:
             raise UnsupportedError(

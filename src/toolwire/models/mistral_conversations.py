@@ -169,6 +169,11 @@ class MistralConversationsModel(MistralModel):
 
     def request_kwargs(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for the SDK's `beta.conversations.start_async`."""
+        if request.output is not None:
+            raise UnsupportedError(
+                "Mistral's Conversations API (used for native tools) takes no structured answer "
+                "here; ask with output_mode='tool' or 'prompted'"
+            )
         if request.tools and not request.definitions:
             request = request.compiled(self.dialect)
         options = request.settings

@@ -116,6 +116,9 @@ class ChatProfile:
         content_filter_error: A turn the content filter stopped raises `ModelStreamError`
             (code `content_filter`) naming the filtered categories (Azure), instead of finishing
             with `content_filter`; a refused prompt's HTTP error names them too.
+        structured_output: How a native structured answer is asked for: `"json_schema"`
+            (`response_format` with the schema, strict when it allows), `"json_object"` (JSON
+            mode, the schema in the instructions) or `"none"` (use tool or prompted mode).
     """
 
     reasoning_replay: Literal["omit", "field", "think_tags"] = "omit"
@@ -127,6 +130,7 @@ class ChatProfile:
     system_role: Literal["system", "developer"] = "system"
     media: bool = True
     content_filter_error: bool = False
+    structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
 
 
 class OpenAIChatModel(OwnsClient, ModelBase):
@@ -172,6 +176,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         self._model_name = model_name
         self._provider = provider
         self.profile = profile or ChatProfile()
+        self.native_output = self.profile.structured_output != "none"
         self._clients = openai_clients(
             provider,
             api_key=api_key,
@@ -273,6 +278,8 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             "messages": self.wire_messages(request.messages),
             "stream": stream,
         }
+        if request.output is not None:
+            self._structured_output(request, kwargs)
         if wire_tools:
             kwargs["tools"] = wire_tools
             if request.tools or tool_choice != "auto":
@@ -292,6 +299,25 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         if extra:
             kwargs["extra_body"] = extra
         return kwargs
+
+    def _structured_output(self, request: ModelRequest, kwargs: dict[str, Any]) -> None:
+        output = request.output
+        assert output is not None
+        definition = request.output_definition or output.definition(self.dialect)
+        if self.profile.structured_output == "json_object":
+            from ..output import prompt_instructions
+
+            # JSON mode checks only that the answer is JSON: the schema goes in the instructions.
+            note = {"role": self.profile.system_role, "content": prompt_instructions(output)}
+            kwargs["messages"] = [note, *kwargs["messages"]]
+            kwargs["response_format"] = {"type": "json_object"}
+            return
+        schema: dict[str, Any] = {"name": definition.name, "schema": definition.parameters}
+        if output.description:
+            schema["description"] = output.description
+        if definition.strict:
+            schema["strict"] = True
+        kwargs["response_format"] = {"type": "json_schema", "json_schema": schema}
 
     def wire_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The history as Chat Completions messages, following the drop rule."""

@@ -124,6 +124,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
 
     api = "responses"
     dialect = "openai"
+    native_output = True
 
     def __init__(
         self,
@@ -321,6 +322,19 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
                 include.append(ENCRYPTED_REASONING)
             body["include"] = include
         body.update(extra)
+        if request.output is not None:
+            definition = request.output_definition or request.output.definition(self.dialect)
+            fmt: dict[str, Any] = {
+                "type": "json_schema",
+                "name": definition.name,
+                "schema": definition.parameters,
+            }
+            if request.output.description:
+                fmt["description"] = request.output.description
+            if definition.strict:
+                fmt["strict"] = True
+            # `text` may already hold other settings (verbosity) from `settings.extra`.
+            body["text"] = {**cast(Mapping[str, Any], body.get("text") or {}), "format": fmt}
         return body
 
     def _wants_encrypted(self, extra: Mapping[str, Any]) -> bool:

@@ -95,6 +95,8 @@ PRESETS: dict[str, ProviderPreset] = {
             reasoning_on_every_turn=True,
             max_tokens_field="max_tokens",
             media=False,
+            # DeepSeek has JSON mode, not JSON Schema.
+            structured_output="json_object",
         ),
     ),
     "openrouter": ProviderPreset(

@@ -92,6 +92,7 @@ class _OfflineModel(ModelBase):
 
     api = "test"
     guarded = False  # makes no request, so the request guard never stops it
+    native_output = True  # `request.output` is there for the script or function to read
 
     def __init__(self, model_name: str) -> None:
         self._model_name = model_name
@@ -243,6 +244,10 @@ class TestModel(_OfflineModel):
     async def _reply(self, request: ModelRequest) -> Reply:
         answered = _latest_results(request.messages)
         choice = request.tool_choice
+        output = request.output
+        if output is not None and (answered is not None or not request.tools or choice == "none"):
+            # A structured answer asked natively: data that satisfies its schema.
+            return json.dumps(example_arguments(output.schema))
         if answered is None and request.tools and choice != "none":
             names = [self.call_tools] if isinstance(self.call_tools, str) else self.call_tools
             chosen = [t for t in request.tools if self.call_tools == "all" or t.name in names]

@@ -209,6 +209,19 @@ class WrapperModel(ModelBase):
         """The wrapped model's tool dialect (it compiles the definitions itself)."""
         return getattr(self.wrapped, "dialect", "openai")
 
+    @property
+    def native_output(self) -> bool:  # pyright: ignore[reportIncompatibleVariableOverride]
+        """Whether every model that may answer has native structured output."""
+        return all(bool(getattr(m, "native_output", False)) for m in self._answering())
+
+    @property
+    def native_tools_with_output(self) -> bool:  # pyright: ignore[reportIncompatibleVariableOverride]
+        return all(bool(getattr(m, "native_tools_with_output", False)) for m in self._answering())
+
+    def _answering(self) -> tuple[Model, ...]:
+        """The models that may answer a request (more than one for a fallback)."""
+        return (self.wrapped,)
+
     def owns(self, message: AssistantMessage) -> bool:
         if isinstance(self.wrapped, ModelBase):
             return self.wrapped.owns(message)
@@ -280,6 +293,9 @@ class FallbackModel(WrapperModel):
 
     @property
     def models(self) -> tuple[Model, ...]:
+        return self._models
+
+    def _answering(self) -> tuple[Model, ...]:
         return self._models
 
     async def send(self, request: ModelRequest) -> Completion:
