@@ -23,8 +23,11 @@ from ._util import maybe_await
 from .errors import UsageLimitExceeded
 from .messages import (
     AssistantMessage,
+    Citation,
     Message,
+    ServerToolCallBlock,
     SystemMessage,
+    TextBlock,
     ToolCallBlock,
     ToolResultMessage,
     UserMessage,
@@ -44,6 +47,7 @@ from .models.base import (
     Usage,
     check_call_ids,
 )
+from .native import NativeTool
 from .results import TextPart, error_result
 from .tools import Tool, ToolContext, ToolLike, as_tool
 from .usage import Cost, RunLimits, estimate_cost
@@ -137,6 +141,29 @@ class RunResult:
     iterations: int = 0
     output: Any = None
     refusal: str | None = None
+
+    @property
+    def citations(self) -> list[Citation]:
+        """Every source the model cited in this run's answers, in order."""
+        return [
+            c
+            for m in self.new_messages
+            if isinstance(m, AssistantMessage)
+            for b in m.parts
+            if isinstance(b, TextBlock)
+            for c in b.citations
+        ]
+
+    @property
+    def server_tool_calls(self) -> list[ServerToolCallBlock]:
+        """Every call of a provider-side tool (web search...) the provider ran in this run."""
+        return [
+            b
+            for m in self.new_messages
+            if isinstance(m, AssistantMessage)
+            for b in m.parts
+            if isinstance(b, ServerToolCallBlock)
+        ]
 
 
 # --- events -------------------------------------------------------------------------------------
@@ -266,6 +293,12 @@ class LoopConfig:
     deps: Any = None
     subscribers: Sequence[Subscriber] = ()
     stream_sink: StreamSink | None = None
+    native_tools: Sequence[NativeTool] = ()
+
+
+def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:
+    """The provider-side tools among a run's tools (sent with every request, never run here)."""
+    return [t for t in tools if isinstance(t, NativeTool)]
 
 
 def _ids_look_unique(calls: Sequence[ToolCallBlock]) -> bool:
@@ -280,6 +313,8 @@ def build_tools(tools: Sequence[ToolLike], hooks: Hooks | None) -> dict[str, Too
     """Tools by name, each wrapped with the run's hooks; duplicate names are refused."""
     out: dict[str, Tool] = {}
     for item in tools:
+        if isinstance(item, NativeTool):
+            continue  # run by the provider: `native_specs` keeps them for every request
         resolved = as_tool(item)
         if resolved.name in out:
             raise ValueError(f"two tools are named {resolved.name!r}")
@@ -376,7 +411,7 @@ class _Run:
             self.open_calls = []
         self.iterations += 1
         await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
-        tools = list(config.tools.values())
+        tools: list[ToolLike] = [*config.tools.values(), *config.native_tools]
         choice = self.tool_choice
         native = None
         if self.output is not None:
@@ -406,7 +441,7 @@ class _Run:
         return completion
 
     async def _ask_for_output(
-        self, tools: list[Tool], choice: ToolChoice, spec: OutputSpec
+        self, tools: list[ToolLike], choice: ToolChoice, spec: OutputSpec
     ) -> Completion:
         # A native structured answer travels in the request value, which only ModelBase takes.
         config = self.config
@@ -421,7 +456,7 @@ class _Run:
 
     async def _ask_streaming(
         self,
-        tools: list[Tool],
+        tools: list[ToolLike],
         choice: ToolChoice,
         events: AsyncIterator[StreamEvent] | None = None,
     ) -> Completion:

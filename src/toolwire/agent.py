@@ -24,6 +24,7 @@ from ._loop import (
 )
 from .messages import Message
 from .models.base import Model, ModelSettings, StreamEvent
+from .native import split_client_run
 
 __all__ = ["Agent", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
@@ -59,7 +60,12 @@ class Agent:
             from .models.wrappers import RetryModel
 
             self.model = RetryModel(self.model, self._config.retry)
-        self.tools = build_tools(self._config.tools, self._config.hooks)
+        self.native_tools, client_run = split_client_run(
+            self.model.provider,
+            getattr(self.model, "api", ""),
+            _loop.native_specs(self._config.tools),
+        )
+        self.tools = build_tools([*self._config.tools, *client_run], self._config.hooks)
         self._settings = ModelSettings.coerce(self._config.settings)
         self._limits = self._config.limits
 
@@ -90,6 +96,7 @@ class Agent:
             deps=config.deps if deps is None else deps,
             subscribers=[*config.subscribers, *subscribers] if subscribers else config.subscribers,
             stream_sink=sink,
+            native_tools=self.native_tools,
         )
 
     async def run(

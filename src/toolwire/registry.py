@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import DuplicateToolError, ToolNameError, UnknownToolError
-from .tools import DefinitionDialect, Tool, ToolDefinition, as_tool
+from .tools import DefinitionDialect, Tool, ToolDefinition, ToolLike, as_tool
 
 __all__ = ["TOOL_NAME_PATTERN", "ToolRegistry", "check_tool_name"]
 
@@ -44,7 +44,7 @@ class ToolRegistry:
         for item in tools:
             self.add(item)
 
-    def add(self, tool: Tool | Callable[..., Any] | Mapping[str, Any]) -> Tool:
+    def add(self, tool: ToolLike) -> Tool:
         """Register a tool and return it.
 
         Raises:

@@ -35,6 +35,7 @@ from .errors import (
     ToolTimeoutError,
     UnsupportedError,
 )
+from .native import NativeTool
 from .results import TextPart, ToolResult, error_result, to_result
 
 __all__ = [
@@ -123,7 +124,7 @@ class Tool(Protocol):
         ...
 
 
-ToolLike: TypeAlias = "Tool | Callable[..., Any] | Mapping[str, Any]"
+ToolLike: TypeAlias = "Tool | Callable[..., Any] | Mapping[str, Any] | NativeTool"
 
 
 # --- the tool ------------------------------------------------------------------------------------
@@ -644,12 +645,20 @@ def tool(
     return decorate
 
 
-def as_tool(obj: Tool | Callable[..., Any] | Mapping[str, Any]) -> Tool:
+def as_tool(obj: ToolLike) -> Tool:
     """Accept anything usable as a tool: a `Tool`, a typed function, or a definition dict.
 
     A dict with `name`, `description` and `parameters` (or OpenAI's `{"type": "function",
     "function": {...}}`) becomes a schema-only tool.
+
+    Raises:
+        TypeError: a native tool spec (`web_search()`...): the provider runs it, not toolwire.
     """
+    if isinstance(obj, NativeTool):
+        raise TypeError(
+            f"{obj.kind}() is run by the model's provider, not by toolwire: pass it in tools= of "
+            "a model call or an Agent"
+        )
     if isinstance(obj, FunctionTool):
         return obj
     if isinstance(obj, Mapping):

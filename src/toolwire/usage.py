@@ -10,7 +10,16 @@ from typing import Any
 
 import anyio.to_thread
 
-__all__ = ["Cost", "RunLimits", "Usage", "estimate_cost", "load_prices", "preload_prices"]
+__all__ = [
+    "TOOL_FEES",
+    "Cost",
+    "RunLimits",
+    "ToolFee",
+    "Usage",
+    "estimate_cost",
+    "load_prices",
+    "preload_prices",
+]
 
 _OFFLINE_PROVIDERS = frozenset({"test"})
 
@@ -100,6 +109,84 @@ class RunLimits:
                 raise ValueError(f"{name} must be positive, got {value}")
 
 
+@dataclass(frozen=True, slots=True)
+class ToolFee:
+    """What one use of a provider-side tool costs, beside the tokens.
+
+    Attributes:
+        per_use: US dollars per use (per entry of `Usage.server_tool_requests`).
+        source: Where the price was published, and how it is counted.
+        as_of: The date the price was read.
+    """
+
+    per_use: Decimal
+    source: str
+    as_of: str
+
+
+TOOL_FEES: dict[tuple[str, str], ToolFee] = {
+    ("openai", "web_search"): ToolFee(
+        Decimal("0.01"), "OpenAI pricing: web search tool calls, $10 per 1,000", "2026-11-30"
+    ),
+    ("openai", "code_execution"): ToolFee(
+        Decimal("0.03"),
+        "OpenAI pricing: code interpreter, $0.03 per 1 GB container session (counted per call)",
+        "2026-11-30",
+    ),
+    ("anthropic", "web_search"): ToolFee(
+        Decimal("0.01"), "Anthropic pricing: web search, $10 per 1,000 searches", "2026-11-30"
+    ),
+    ("anthropic", "web_fetch"): ToolFee(
+        Decimal(0), "Anthropic pricing: web fetch has no fee beyond tokens", "2026-11-30"
+    ),
+    ("anthropic", "code_execution"): ToolFee(
+        Decimal(0),
+        "Anthropic pricing: billed per container-hour after 1,550 free hours a month, not per use",
+        "2026-11-30",
+    ),
+    ("google", "web_search"): ToolFee(
+        Decimal("0.014"),
+        "Gemini API pricing: Google Search grounding (Gemini 3), $14 per 1,000 queries after the "
+        "free monthly allowance",
+        "2026-11-30",
+    ),
+    ("google", "code_execution"): ToolFee(
+        Decimal(0), "Gemini API pricing: code execution has no fee beyond tokens", "2026-11-30"
+    ),
+    ("vertex", "web_search"): ToolFee(
+        Decimal("0.014"),
+        "Vertex AI pricing: Grounding with Google Search (Gemini 3), $14 per 1,000 queries",
+        "2026-11-30",
+    ),
+    ("vertex", "code_execution"): ToolFee(
+        Decimal(0), "Vertex AI pricing: code execution has no fee beyond tokens", "2026-11-30"
+    ),
+    ("openrouter", "web_fetch"): ToolFee(
+        Decimal("0.001"), "OpenRouter: web fetch (Exa/Parallel), $0.001 per page", "2026-11-30"
+    ),
+}
+"""Per-use fees of provider-side tools by (provider, tool type); add or replace entries freely.
+
+`estimate_cost` adds them to the token price. A tool use whose (provider, type) has no entry
+makes the cost unknown, with the reason, rather than silently free.
+"""
+
+
+def _tool_fees(provider: str, usage: Usage) -> Decimal | str:
+    """The per-use fees of a request, or why they are unknown."""
+    total = Decimal(0)
+    for kind, count in usage.server_tool_requests.items():
+        if not count:
+            continue
+        fee = TOOL_FEES.get((provider, kind))
+        if fee is None:
+            return (
+                f"no known fee for {provider}'s {kind} tool (add one to toolwire.usage.TOOL_FEES)"
+            )
+        total += fee.per_use * count
+    return total
+
+
 _loader_lock = threading.Lock()
 _loader: threading.Thread | None = None
 
@@ -146,20 +233,16 @@ def _price_usage(usage: Usage) -> Any:
         values["cache_read_tokens"] = usage.cache_read_tokens
     if usage.cache_write_tokens:
         values["cache_write_tokens"] = usage.cache_write_tokens
-    searches = usage.server_tool_requests.get("web_search", 0)
-    if searches:
-        values["web_searches"] = searches
-    executions = usage.server_tool_requests.get("code_execution", 0)
-    if executions:
-        values["code_executions"] = executions
+    # Provider-side tool uses are priced from TOOL_FEES, the one table users can extend.
     return PriceUsage(**values)
 
 
 def estimate_cost(requests: Iterable[tuple[str, str | None, Usage]]) -> Cost:
     """Price each `(provider, model, usage)` request with `genai-prices` and sum.
 
-    The price is unknown (`total=None` with a reason) when `genai-prices` is not installed, when a
-    model is not in its tables, or for the offline test models.
+    Provider-side tool uses (`usage.server_tool_requests`) add their fees from `TOOL_FEES`. The
+    price is unknown (`total=None` with a reason) when `genai-prices` is not installed, when a
+    model is not in its tables, when a tool use has no known fee, or for the offline test models.
     """
     total = Decimal(0)
     for provider, model, usage in requests:
@@ -179,5 +262,8 @@ def estimate_cost(requests: Iterable[tuple[str, str | None, Usage]]) -> Cost:
             # Usage the tables refuse (e.g. more cached than input tokens, from a server that
             # miscounts): the price is unknown, and the run's result must not be lost over it.
             return Cost(None, f"cannot price {provider}:{model}: {exc}")
-        total += price.total_price
+        fees = _tool_fees(provider, usage)
+        if isinstance(fees, str):
+            return Cost(None, fees)
+        total += price.total_price + fees
     return Cost(total)

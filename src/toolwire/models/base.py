@@ -392,11 +392,15 @@ class ModelRequest:
         settings: ModelSettings | Mapping[str, Any] | None = None,
     ) -> ModelRequest:
         """The request `complete(prompt, history=..., ...)` describes."""
+        from ..native import NativeTool
+
+        natives: list[Any] = [t for t in tools if isinstance(t, NativeTool)]
         return cls(
             messages=request_messages(prompt, history),
             tools=resolve_tools(tools),
             tool_choice=tool_choice,
             settings=ModelSettings.coerce(settings),
+            native_tools=natives,
         )
 
     def compiled(self, dialect: DefinitionDialect) -> ModelRequest:
@@ -606,7 +610,10 @@ class ModelBase(abc.ABC):
             await aclose_events(events)
 
     def prepare(self, request: ModelRequest) -> ModelRequest:
-        """Check the request guard and compile the tools for this model's dialect."""
+        """Check the request guard, resolve native tool specs for this adapter (`native.py`)
+        and compile the tools for this model's dialect."""
+        if request.native_tools:
+            request = self.resolve_native_tools(request)
         if self.guarded:
             check_model_requests_allowed(self.provider)
         if request.output is not None and not self.native_output:
@@ -617,6 +624,33 @@ class ModelBase(abc.ABC):
         if not request.tools and request.output is None:
             return request
         return request.compiled(self.dialect)
+
+    def resolve_native_tools(self, request: ModelRequest) -> ModelRequest:
+        """The request with its native tool specs turned into this adapter's payload.
+
+        Raises:
+            UnsupportedError: a native tool or option this provider does not take.
+        """
+        from ..native import resolve_native
+
+        payload = resolve_native(
+            request.native_tools,
+            provider=self.provider,
+            api=self.api,
+            model_name=self.model_name,
+            function_tools=bool(request.tools),
+        )
+        settings = request.settings
+        if payload.body:
+            settings = dataclasses.replace(settings, extra={**settings.extra, **payload.body})
+        tools = request.tools
+        if payload.functions:
+            # Tools toolwire runs for the provider (Ollama's web API): the loop knows them too.
+            names = {t.name for t in tools}
+            tools = [*tools, *(f for f in payload.functions if f.name not in names)]
+        return dataclasses.replace(
+            request, native_tools=payload.tools, settings=settings, tools=tools
+        )
 
     def finish(self, completion: Completion) -> Completion:
         """Stamp the turn with this model's provider and API, and check its call ids."""
@@ -692,9 +726,11 @@ def request_messages(prompt: str | None, history: Sequence[Message]) -> list[Mes
 
 
 def resolve_tools(tools: Sequence[ToolLike]) -> list[Tool]:
+    """The function tools among `tools`, resolved (native tool specs are left out)."""
+    from ..native import NativeTool
     from ..tools import as_tool
 
-    return [as_tool(t) for t in tools]
+    return [as_tool(t) for t in tools if not isinstance(t, NativeTool)]
 
 
 # --- the request guard ------------------------------------------------------------------------
