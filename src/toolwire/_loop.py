@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import anyio
 
@@ -54,6 +54,7 @@ __all__ = [
     "RunCompleted",
     "RunEvent",
     "RunResult",
+    "StepBackend",
     "StopReason",
     "Subscriber",
     "TraceEntry",
@@ -228,6 +229,69 @@ def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[str
     return out, repairs
 
 
+# --- the step backend ---------------------------------------------------------------------------
+
+
+class StepBackend(Protocol):
+    """Runs the loop's steps: the seam a durable backend plugs into.
+
+    The loop calls `model_step` for each model request and `tool_step` for each tool call, with a
+    thunk that does the work; a durable backend checkpoints what the thunk returns and, when the
+    run is replayed after a crash, returns the checkpoint instead of calling the thunk again. When
+    a run has no backend (the default) the loop calls the thunks itself, with no indirection.
+    """
+
+    async def model_step(self, step: Callable[[], Awaitable[Completion]]) -> Completion:
+        """Ask the model once (or return the checkpointed answer)."""
+        ...
+
+    def tool_step(
+        self, call: ToolCallBlock, step: Callable[[str], Awaitable[ToolResultMessage]]
+    ) -> Awaitable[ToolResultMessage]:
+        """Run one tool call (or return its checkpointed result).
+
+        `step(key)` runs the call with `key` as its `ToolContext.idempotency_key` (see
+        `idempotency_key`): the same on every retry of this call, distinct for every call of the
+        run.
+
+        Not a coroutine function: the loop calls it for a turn's parallel calls one at a time, in
+        call order, and the backend fixes the step's place in the run before returning, so a
+        replay finds each call's checkpoint whatever order the calls finish in.
+        """
+        ...
+
+
+class _Turnstile:
+    """Lets a batch's calls reach the backend one at a time, in call order."""
+
+    __slots__ = ("_next", "_open")
+
+    def __init__(self, size: int) -> None:
+        self._open = [anyio.Event() for _ in range(size)]
+        self._next = 0
+        if size:
+            self._open[0].set()
+
+    async def wait(self, position: int) -> None:
+        await self._open[position].wait()
+
+    def advance(self) -> None:
+        self._next += 1
+        if self._next < len(self._open):
+            self._open[self._next].set()
+
+
+def idempotency_key(run_id: str, position: int, call_id: str) -> str:
+    """A tool call's idempotency key: the run id, the call's position among the run's tool steps,
+    and the call id.
+
+    The position is there because a call id alone may repeat within a run (some providers give
+    none, and the ids made for them restart with each process), while a step's position is the
+    same on every replay.
+    """
+    return f"{run_id}:{position}:{call_id}"
+
+
 # --- the run ------------------------------------------------------------------------------------
 
 
@@ -244,6 +308,7 @@ class LoopConfig:
         deps: This run's deps (the configured ones unless the run overrides them).
         subscribers: The configured subscribers and this run's own.
         stream_sink: Where a streamed run's events go; `None` when the run does not stream.
+        backend: Runs the model and tool steps (durably); `None` runs them in process.
     """
 
     model: Model
@@ -254,6 +319,7 @@ class LoopConfig:
     deps: Any = None
     subscribers: Sequence[Subscriber] = ()
     stream_sink: StreamSink | None = None
+    backend: StepBackend | None = None
 
 
 def _ids_look_unique(calls: Sequence[ToolCallBlock]) -> bool:
@@ -354,7 +420,9 @@ class _Run:
         self.iterations += 1
         await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
         tools = list(config.tools.values())
-        if config.stream_sink is None:
+        if config.backend is not None:
+            completion = await config.backend.model_step(lambda: self._request(tools))
+        elif config.stream_sink is None:
             completion = await config.model.complete(
                 None,
                 history=self.messages,
@@ -371,6 +439,17 @@ class _Run:
         self.priced.append((provider, completion.model, completion.usage))
         await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
+
+    async def _request(self, tools: list[Tool]) -> Completion:
+        if self.config.stream_sink is not None:
+            return await self._ask_streaming(tools)
+        return await self.config.model.complete(
+            None,
+            history=self.messages,
+            tools=tools,
+            tool_choice=self.tool_choice,
+            settings=self.config.settings,
+        )
 
     async def _ask_streaming(self, tools: list[Tool]) -> Completion:
         config = self.config
@@ -496,10 +575,16 @@ class _Run:
         todo: list[int],
     ) -> None:
         limiter = anyio.CapacityLimiter(max(1, self.config.options.max_concurrency))
+        gates: dict[int, tuple[_Turnstile, int]] = {}
+        if self.config.backend is not None:
+            # Only calls of known tools reach the backend; the gate orders exactly those.
+            known = [i for i in todo if calls[i].name in self.config.tools]
+            gate = _Turnstile(len(known))
+            gates = {i: (gate, position) for position, i in enumerate(known)}
 
         async def one(i: int) -> None:
             async with limiter:
-                slots[i], traces[i] = await self.run_call(calls[i])
+                slots[i], traces[i] = await self.run_call(calls[i], gates.get(i))
 
         # Consecutive calls run together; a sequential tool runs alone, in its turn.
         batch: list[int] = []
@@ -522,9 +607,10 @@ class _Run:
                 for i in batch:
                     group.start_soon(one, i)
 
-    async def run_call(self, call: ToolCallBlock) -> tuple[ToolResultMessage, TraceEntry]:
+    async def run_call(
+        self, call: ToolCallBlock, gate: tuple[_Turnstile, int] | None = None
+    ) -> tuple[ToolResultMessage, TraceEntry]:
         config = self.config
-        options = config.options
         iteration = self.iterations
         started = time.perf_counter()
         if config.subscribers or config.stream_sink is not None:
@@ -540,23 +626,23 @@ class _Run:
                 content=[TextPart(f'Error: unknown tool "{call.name}". Available tools: {names}.')],
                 is_error=True,
             )
+        elif config.backend is None:
+            message, error = await self._call_tool(tool, call, tool_call, None)
         else:
-            try:
-                if options.on_tool_call is not None:
-                    await maybe_await(options.on_tool_call(tool_call))
-                ctx = ToolContext(tool_name=call.name, call_id=call.id, deps=config.deps)
-                result = await tool.invoke(call.arguments, ctx)
-            except Exception as exc:  # a hook raised: the call gets the error as its result
-                result = error_result(exc)
-            error = result.error
-            message = ToolResultMessage.from_result(call.id, call.name, result)
-            if options.on_tool_result is not None:
+            backend = config.backend
+
+            async def step(key: str) -> ToolResultMessage:
+                return (await self._call_tool(tool, call, tool_call, key))[0]
+
+            if gate is None:
+                message = await backend.tool_step(call, step)
+            else:
+                await gate[0].wait(gate[1])
                 try:
-                    await maybe_await(options.on_tool_result(tool_call, message))
-                except Exception as exc:
-                    failed = error_result(exc)
-                    error = exc
-                    message = ToolResultMessage.from_result(call.id, call.name, failed)
+                    pending = backend.tool_step(call, step)
+                finally:
+                    gate[0].advance()
+                message = await pending
         duration = time.perf_counter() - started
         trace = TraceEntry(
             call.id,
@@ -581,6 +667,30 @@ class _Run:
                 )
             )
         return message, trace
+
+    async def _call_tool(
+        self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
+    ) -> tuple[ToolResultMessage, BaseException | None]:
+        config = self.config
+        options = config.options
+        try:
+            if options.on_tool_call is not None:
+                await maybe_await(options.on_tool_call(tool_call))
+            ctx = ToolContext(
+                tool_name=call.name, call_id=call.id, deps=config.deps, idempotency_key=key
+            )
+            result = await tool.invoke(call.arguments, ctx)
+        except Exception as exc:  # a hook raised: the call gets the error as its result
+            result = error_result(exc)
+        error = result.error
+        message = ToolResultMessage.from_result(call.id, call.name, result)
+        if options.on_tool_result is not None:
+            try:
+                await maybe_await(options.on_tool_result(tool_call, message))
+            except Exception as exc:
+                error = exc
+                message = ToolResultMessage.from_result(call.id, call.name, error_result(exc))
+        return message, error
 
     # -- resuming a paused turn
 
