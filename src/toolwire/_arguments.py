@@ -46,12 +46,16 @@ class ToolContext:
         call_id: The provider's id for this call, when there is one.
         deps: Whatever the caller passed as run dependencies.
         metadata: Free-form values for middleware and hooks to share.
+        idempotency_key: In a durable run, the run id and the call id: the same on every retry
+            of this call after a crash, so a tool with side effects can do them exactly once.
+            `None` in a run that is not durable.
     """
 
     tool_name: str
     call_id: str | None = None
     deps: Any = None
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    idempotency_key: str | None = None
 
 
 class Binding(Protocol):

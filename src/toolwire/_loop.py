@@ -14,7 +14,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast
 
 import anyio
 
@@ -65,6 +65,7 @@ __all__ = [
     "RunCompleted",
     "RunEvent",
     "RunResult",
+    "StepBackend",
     "StopReason",
     "Subscriber",
     "TraceEntry",
@@ -267,6 +268,69 @@ def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[str
     return out, repairs
 
 
+# --- the step backend ---------------------------------------------------------------------------
+
+
+class StepBackend(Protocol):
+    """Runs the loop's steps: the seam a durable backend plugs into.
+
+    The loop calls `model_step` for each model request and `tool_step` for each tool call, with a
+    thunk that does the work; a durable backend checkpoints what the thunk returns and, when the
+    run is replayed after a crash, returns the checkpoint instead of calling the thunk again. When
+    a run has no backend (the default) the loop calls the thunks itself, with no indirection.
+    """
+
+    async def model_step(self, step: Callable[[], Awaitable[Completion]]) -> Completion:
+        """Ask the model once (or return the checkpointed answer)."""
+        ...
+
+    def tool_step(
+        self, call: ToolCallBlock, step: Callable[[str], Awaitable[ToolResultMessage]]
+    ) -> Awaitable[ToolResultMessage]:
+        """Run one tool call (or return its checkpointed result).
+
+        `step(key)` runs the call with `key` as its `ToolContext.idempotency_key` (see
+        `idempotency_key`): the same on every retry of this call, distinct for every call of the
+        run.
+
+        Not a coroutine function: the loop calls it for a turn's parallel calls one at a time, in
+        call order, and the backend fixes the step's place in the run before returning, so a
+        replay finds each call's checkpoint whatever order the calls finish in.
+        """
+        ...
+
+
+class _Turnstile:
+    """Lets a batch's calls reach the backend one at a time, in call order."""
+
+    __slots__ = ("_next", "_open")
+
+    def __init__(self, size: int) -> None:
+        self._open = [anyio.Event() for _ in range(size)]
+        self._next = 0
+        if size:
+            self._open[0].set()
+
+    async def wait(self, position: int) -> None:
+        await self._open[position].wait()
+
+    def advance(self) -> None:
+        self._next += 1
+        if self._next < len(self._open):
+            self._open[self._next].set()
+
+
+def idempotency_key(run_id: str, position: int, call_id: str) -> str:
+    """A tool call's idempotency key: the run id, the call's position among the run's tool steps,
+    and the call id.
+
+    The position is there because a call id alone may repeat within a run (some providers give
+    none, and the ids made for them restart with each process), while a step's position is the
+    same on every replay.
+    """
+    return f"{run_id}:{position}:{call_id}"
+
+
 # --- the run ------------------------------------------------------------------------------------
 
 
@@ -283,6 +347,7 @@ class LoopConfig:
         deps: This run's deps (the configured ones unless the run overrides them).
         subscribers: The configured subscribers and this run's own.
         stream_sink: Where a streamed run's events go; `None` when the run does not stream.
+        backend: Runs the model and tool steps (durably); `None` runs them in process.
     """
 
     model: Model
@@ -294,6 +359,7 @@ class LoopConfig:
     subscribers: Sequence[Subscriber] = ()
     stream_sink: StreamSink | None = None
     native_tools: Sequence[NativeTool] = ()
+    backend: StepBackend | None = None
 
 
 def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:
@@ -418,18 +484,12 @@ class _Run:
             tools += self.output.tools()
             choice = self.output.tool_choice(choice)
             native = self.output.native_spec()
-        if native is not None:
-            completion = await self._ask_for_output(tools, choice, native)
-        elif config.stream_sink is None:
-            completion = await config.model.complete(
-                None,
-                history=self.messages,
-                tools=tools,
-                tool_choice=choice,
-                settings=config.settings,
+        if config.backend is not None:
+            completion = await config.backend.model_step(
+                lambda: self._request(tools, choice, native)
             )
         else:
-            completion = await self._ask_streaming(tools, choice)
+            completion = await self._request(tools, choice, native)
         self.usage = self.usage + completion.usage
         # Priced by the provider that answered: a fallback model may have answered through
         # another provider than the one it is named after.
@@ -439,6 +499,22 @@ class _Run:
             _log_answer(self.run_id, self.iterations, provider, completion)
         await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
+
+    async def _request(
+        self, tools: list[ToolLike], choice: ToolChoice, native: OutputSpec | None
+    ) -> Completion:
+        config = self.config
+        if native is not None:
+            return await self._ask_for_output(tools, choice, native)
+        if config.stream_sink is not None:
+            return await self._ask_streaming(tools, choice)
+        return await config.model.complete(
+            None,
+            history=self.messages,
+            tools=tools,
+            tool_choice=choice,
+            settings=config.settings,
+        )
 
     async def _ask_for_output(
         self, tools: list[ToolLike], choice: ToolChoice, spec: OutputSpec
@@ -597,10 +673,16 @@ class _Run:
         todo: list[int],
     ) -> None:
         limiter = anyio.CapacityLimiter(max(1, self.config.options.max_concurrency))
+        gates: dict[int, tuple[_Turnstile, int]] = {}
+        if self.config.backend is not None:
+            # Only calls of known tools reach the backend; the gate orders exactly those.
+            known = [i for i in todo if calls[i].name in self.config.tools]
+            gate = _Turnstile(len(known))
+            gates = {i: (gate, position) for position, i in enumerate(known)}
 
         async def one(i: int) -> None:
             async with limiter:
-                slots[i], traces[i] = await self.run_call(calls[i])
+                slots[i], traces[i] = await self.run_call(calls[i], gates.get(i))
 
         # Consecutive calls run together; a sequential tool runs alone, in its turn.
         batch: list[int] = []
@@ -623,9 +705,10 @@ class _Run:
                 for i in batch:
                     group.start_soon(one, i)
 
-    async def run_call(self, call: ToolCallBlock) -> tuple[ToolResultMessage, TraceEntry]:
+    async def run_call(
+        self, call: ToolCallBlock, gate: tuple[_Turnstile, int] | None = None
+    ) -> tuple[ToolResultMessage, TraceEntry]:
         config = self.config
-        options = config.options
         iteration = self.iterations
         started = time.perf_counter()
         if config.subscribers or config.stream_sink is not None:
@@ -641,23 +724,23 @@ class _Run:
                 content=[TextPart(f'Error: unknown tool "{call.name}". Available tools: {names}.')],
                 is_error=True,
             )
+        elif config.backend is None:
+            message, error = await self._call_tool(tool, call, tool_call, None)
         else:
-            try:
-                if options.on_tool_call is not None:
-                    await maybe_await(options.on_tool_call(tool_call))
-                ctx = ToolContext(tool_name=call.name, call_id=call.id, deps=config.deps)
-                result = await tool.invoke(call.arguments, ctx)
-            except Exception as exc:  # a hook raised: the call gets the error as its result
-                result = error_result(exc)
-            error = result.error
-            message = ToolResultMessage.from_result(call.id, call.name, result)
-            if options.on_tool_result is not None:
+            backend = config.backend
+
+            async def step(key: str) -> ToolResultMessage:
+                return (await self._call_tool(tool, call, tool_call, key))[0]
+
+            if gate is None:
+                message = await backend.tool_step(call, step)
+            else:
+                await gate[0].wait(gate[1])
                 try:
-                    await maybe_await(options.on_tool_result(tool_call, message))
-                except Exception as exc:
-                    failed = error_result(exc)
-                    error = exc
-                    message = ToolResultMessage.from_result(call.id, call.name, failed)
+                    pending = backend.tool_step(call, step)
+                finally:
+                    gate[0].advance()
+                message = await pending
         duration = time.perf_counter() - started
         trace = TraceEntry(
             call.id,
@@ -683,6 +766,30 @@ class _Run:
                 )
             )
         return message, trace
+
+    async def _call_tool(
+        self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
+    ) -> tuple[ToolResultMessage, BaseException | None]:
+        config = self.config
+        options = config.options
+        try:
+            if options.on_tool_call is not None:
+                await maybe_await(options.on_tool_call(tool_call))
+            ctx = ToolContext(
+                tool_name=call.name, call_id=call.id, deps=config.deps, idempotency_key=key
+            )
+            result = await tool.invoke(call.arguments, ctx)
+        except Exception as exc:  # a hook raised: the call gets the error as its result
+            result = error_result(exc)
+        error = result.error
+        message = ToolResultMessage.from_result(call.id, call.name, result)
+        if options.on_tool_result is not None:
+            try:
+                await maybe_await(options.on_tool_result(tool_call, message))
+            except Exception as exc:
+                error = exc
+                message = ToolResultMessage.from_result(call.id, call.name, error_result(exc))
+        return message, error
 
     # -- resuming a paused turn
 

@@ -1,0 +1,45 @@
+"""Durable runs: a run survives the death of its process and resumes where it was.
+
+The loop asks a `StepBackend` to run each model request and each tool call; the DBOS backend
+(`DurableAgent`, on the `dbos` package: `pip install 'toolwire[durable]'`) makes one run one DBOS
+workflow and each step a checkpoint in its system database (a SQLite file, or Postgres for many
+workers). `RunClient` sees and steers runs from any process. Importing this package does not
+import `dbos`; its DBOS names do, when first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._loop import StepBackend, idempotency_key
+
+if TYPE_CHECKING:
+    from ._client import RunClient, RunInfo
+    from ._dbos import DurableAgent, launch, shutdown
+
+__all__ = [
+    "DurableAgent",
+    "RunClient",
+    "RunInfo",
+    "StepBackend",
+    "idempotency_key",
+    "launch",
+    "shutdown",
+]
+
+_HOMES = {
+    "DurableAgent": "_dbos",
+    "launch": "_dbos",
+    "shutdown": "_dbos",
+    "RunClient": "_client",
+    "RunInfo": "_client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{home}", __name__), name)

@@ -1,0 +1,146 @@
+"""`RunClient`: see and steer durable runs from any process, without running any of them.
+
+A client reads and writes the runs' database only; it never picks up a run, so a process that
+approves or cancels runs cannot end up executing one (a launched DBOS process would recover and
+run workflows left on its queue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .._extras import require_extra
+
+require_extra("durable", "dbos", needed_by="durable runs")
+
+from dbos import DBOSClient, WorkflowHandleAsync  # noqa: E402
+
+from .._loop import RunResult  # noqa: E402
+from ._dbos import DECISIONS, PENDING, load_result  # noqa: E402
+
+__all__ = ["RunClient", "RunInfo"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """One run as the database holds it.
+
+    Attributes:
+        run_id: The caller-given run id.
+        status: DBOS's status: `PENDING` (running or waiting), `ENQUEUED`, `SUCCESS`, `ERROR`,
+            `CANCELLED`, `MAX_RECOVERY_ATTEMPTS_EXCEEDED`.
+        agent: The `DurableAgent` name the run belongs to.
+        created_at: Milliseconds since the epoch.
+        updated_at: Milliseconds since the epoch.
+        app_version: The application version the run is pinned to.
+        error: Why it failed, when it did.
+    """
+
+    run_id: str
+    status: str
+    agent: str
+    created_at: int | None
+    updated_at: int | None
+    app_version: str | None
+    error: str | None
+
+
+_PREFIX = "toolwire.run."
+
+
+class RunClient:
+    """A connection to a runs database (`sqlite:///path` or `postgresql://...`)."""
+
+    def __init__(self, database_url: str) -> None:
+        self._client = DBOSClient(system_database_url=database_url)
+
+    def close(self) -> None:
+        self._client.destroy()
+
+    def __enter__(self) -> RunClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def list(self, *, limit: int | None = None) -> list[RunInfo]:
+        """Every toolwire run, newest first."""
+        statuses = await self._client.list_workflows_async(
+            limit=limit, sort_desc=True, load_input=False, load_output=False
+        )
+        return [
+            RunInfo(
+                run_id=s.workflow_id,
+                status=s.status,
+                agent=s.name.removeprefix(_PREFIX),
+                created_at=s.created_at,
+                updated_at=s.updated_at,
+                app_version=s.app_version,
+                error=None if s.error is None else str(s.error),
+            )
+            for s in statuses
+            if s.name.startswith(_PREFIX)
+        ]
+
+    async def info(self, run_id: str) -> RunInfo:
+        """One run; `KeyError` when the database has no run of that id."""
+        for run in await self._list_one(run_id):
+            return run
+        raise KeyError(run_id)
+
+    async def _list_one(self, run_id: str) -> list[RunInfo]:
+        statuses = await self._client.list_workflows_async(
+            workflow_ids=[run_id], load_input=False, load_output=False
+        )
+        return [
+            RunInfo(
+                s.workflow_id,
+                s.status,
+                s.name.removeprefix(_PREFIX),
+                s.created_at,
+                s.updated_at,
+                s.app_version,
+                None if s.error is None else str(s.error),
+            )
+            for s in statuses
+            if s.name.startswith(_PREFIX)
+        ]
+
+    async def result(self, run_id: str) -> RunResult:
+        """Wait for the run to finish and return its result (raises what the run raised)."""
+        handle: WorkflowHandleAsync[str] = await self._client.retrieve_workflow_async(run_id)
+        return load_result(await handle.get_result())
+
+    async def pending(self, run_id: str, wait: float = 0.0) -> RunResult | None:
+        """The run's state while it waits for a decision, or `None` when it is not waiting.
+
+        Args:
+            run_id: The run.
+            wait: Seconds to wait for the run to reach a pause (`0`: look once).
+        """
+        data: Any = await self._client.get_event_async(run_id, PENDING, timeout_seconds=wait)
+        return None if data is None else load_result(data)
+
+    async def decide(
+        self,
+        run_id: str,
+        *,
+        approvals: Mapping[str, bool | str] | None = None,
+        results: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Answer a run waiting for approval; the run goes on in its worker."""
+        await self._client.send_async(
+            run_id,
+            {"approvals": dict(approvals or {}), "results": dict(results or {})},
+            DECISIONS,
+        )
+
+    async def cancel(self, run_id: str) -> None:
+        """Stop a run: its worker stops it at its next step; it can be resumed later."""
+        await self._client.cancel_workflow_async(run_id)
+
+    async def resume(self, run_id: str) -> None:
+        """Put a cancelled (or failed) run back on the queue, to go on from its last step."""
+        await self._client.resume_workflow_async(run_id)

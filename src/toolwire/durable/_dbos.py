@@ -1,0 +1,327 @@
+"""The DBOS backend: one run is one DBOS workflow, each model request and tool call one step.
+
+A run's workflow id is the caller's run id, so starting the same id twice gives the same run.
+After a crash, DBOS replays the workflow on the next launch (or on another worker): steps that
+finished return their checkpoint without running again; the step that was running when the
+process died runs once more, which is why tools get `ToolContext.idempotency_key`.
+
+Checkpoints are toolwire's own JSON (the history's round-trip format), not pickles, so a worker
+of a newer toolwire still reads them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from .._extras import require_extra
+
+require_extra("durable", "dbos", needed_by="durable runs")
+
+from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync  # noqa: E402
+
+from .. import _loop  # noqa: E402  # pyright: ignore[reportPrivateUsage]
+from .._loop import idempotency_key  # noqa: E402
+from ..messages import (  # noqa: E402
+    AssistantMessage,
+    Message,
+    ToolCallBlock,
+    ToolResultMessage,
+    dump_history,
+    load_history,
+)
+from ..models.base import Completion, ToolCall  # noqa: E402
+from ..usage import Cost, Usage  # noqa: E402
+
+__all__ = ["DECISIONS", "PENDING", "DurableAgent", "launch", "load_result", "shutdown"]
+
+DECISIONS = "toolwire.decisions"
+PENDING = "toolwire.pending"
+_DEFAULT_APPROVAL_WAIT = 7 * 24 * 3600.0
+
+
+def launch(
+    database_url: str = "sqlite:///toolwire-runs.sqlite",
+    *,
+    name: str = "toolwire",
+    application_version: str = "toolwire-1",
+    executor_id: str | None = None,
+) -> None:
+    """Start DBOS on a system database and recover this worker's unfinished runs.
+
+    Build every `DurableAgent` before calling it: recovery finds a run's workflow by the agent's
+    name.
+
+    Args:
+        database_url: `sqlite:///path` (embedded, one process) or `postgresql://...` (many).
+        name: The DBOS application name.
+        application_version: DBOS recovers only runs started under the same version. toolwire
+            pins it (rather than letting DBOS hash the workflow source, which is toolwire's and
+            would not change with your code): bump it when a deployment changes what a run does,
+            and finish or cancel the old version's runs with a worker that still runs it.
+        executor_id: This worker's id; a restarted worker recovers the runs of its own id.
+    """
+    config: DBOSConfig = {
+        "name": name,
+        "system_database_url": database_url,
+        "application_version": application_version,
+    }
+    if executor_id is not None:
+        config["executor_id"] = executor_id
+    DBOS(config=config)
+    DBOS.launch()
+
+
+def shutdown() -> None:
+    """Stop DBOS in this process (runs in flight resume on the next launch)."""
+    DBOS.destroy(destroy_registry=False)
+
+
+# --- checkpoints as JSON ------------------------------------------------------------------------
+
+
+def _dump_completion(completion: Completion) -> str:
+    return json.dumps(
+        {
+            "message": json.loads(dump_history([completion.message])),
+            "usage": dataclasses.asdict(completion.usage),
+            "finish_reason": completion.finish_reason,
+            "raw_finish_reason": completion.raw_finish_reason,
+            "model": completion.model,
+        }
+    )
+
+
+def _load_completion(data: str) -> Completion:
+    raw = json.loads(data)
+    message = load_history(json.dumps(raw["message"]))[0]
+    assert isinstance(message, AssistantMessage)
+    return Completion(
+        message=message,
+        usage=Usage(**raw["usage"]),
+        finish_reason=raw["finish_reason"],
+        raw_finish_reason=raw["raw_finish_reason"],
+        model=raw["model"],
+    )
+
+
+def _dump_result(result: _loop.RunResult) -> str:
+    return json.dumps(
+        {
+            "messages": json.loads(dump_history(result.messages)),
+            "start": len(result.messages) - len(result.new_messages),
+            "usage": dataclasses.asdict(result.usage),
+            "cost": {
+                "total": None if result.cost.total is None else str(result.cost.total),
+                "reason": result.cost.reason,
+            },
+            "trace": [
+                {
+                    "call_id": t.call_id,
+                    "name": t.name,
+                    "arguments": t.arguments,
+                    "result": t.result,
+                    "is_error": t.is_error,
+                    "duration": t.duration,
+                    "iteration": t.iteration,
+                }
+                for t in result.trace
+            ],
+            "stop_reason": result.stop_reason,
+            "pending": [
+                {
+                    "id": p.call.id,
+                    "name": p.call.name,
+                    "arguments": p.call.arguments,
+                    "reason": p.reason,
+                }
+                for p in result.pending
+            ],
+            "iterations": result.iterations,
+        }
+    )
+
+
+def load_result(data: str) -> _loop.RunResult:
+    raw = json.loads(data)
+    messages = load_history(json.dumps(raw["messages"]))
+    total = raw["cost"]["total"]
+    return _loop.RunResult(
+        text=_final_text(messages) if raw["stop_reason"] == "completed" else "",
+        messages=messages,
+        new_messages=messages[raw["start"] :],
+        usage=Usage(**raw["usage"]),
+        cost=Cost(None if total is None else Decimal(total), raw["cost"]["reason"]),
+        trace=[_loop.TraceEntry(**entry) for entry in raw["trace"]],
+        stop_reason=raw["stop_reason"],
+        pending=[
+            _loop.PendingCall(ToolCall(p["id"], p["name"], p["arguments"]), p["reason"])
+            for p in raw["pending"]
+        ],
+        iterations=raw["iterations"],
+    )
+
+
+def _final_text(messages: Sequence[Message]) -> str:
+    last = messages[-1] if messages else None
+    return last.text if isinstance(last, AssistantMessage) else ""
+
+
+# --- the backend --------------------------------------------------------------------------------
+
+
+class _DBOSBackend:
+    """Runs each step as a DBOS step of the current workflow."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self._tool_steps = 0
+
+    async def model_step(self, step: Callable[[], Awaitable[Completion]]) -> Completion:
+        async def checkpointed() -> str:
+            return _dump_completion(await step())
+
+        return _load_completion(await DBOS.run_step_async({"name": "model"}, checkpointed))
+
+    def tool_step(
+        self, call: ToolCallBlock, step: Callable[[str], Awaitable[ToolResultMessage]]
+    ) -> Awaitable[ToolResultMessage]:
+        # Tool steps reach the backend in a fixed order (the loop's turnstile), so counting them
+        # gives each call the same position on every replay.
+        self._tool_steps += 1
+        key = idempotency_key(self.run_id, self._tool_steps, call.id)
+
+        async def checkpointed() -> str:
+            return dump_history([await step(key)])
+
+        async def run() -> ToolResultMessage:
+            data = await DBOS.run_step_async({"name": f"tool:{call.name}"}, checkpointed)
+            message = load_history(data)[0]
+            assert isinstance(message, ToolResultMessage)
+            return message
+
+        # A task starts in creation order on the event loop, and DBOS numbers a step when it
+        # starts: creating the task here, while the loop holds the turn's call order, fixes the
+        # step's number whatever order the calls finish in.
+        return asyncio.ensure_future(run())
+
+
+def _merge(first: _loop.RunResult, later: _loop.RunResult, start: int) -> _loop.RunResult:
+    """One result for a run that paused and went on inside the same workflow."""
+    totals = (first.cost.total, later.cost.total)
+    cost = (
+        Cost(totals[0] + totals[1])
+        if totals[0] is not None and totals[1] is not None
+        else Cost(None, first.cost.reason or later.cost.reason)
+    )
+    return dataclasses.replace(
+        later,
+        new_messages=later.messages[start:],
+        usage=first.usage + later.usage,
+        cost=cost,
+        trace=[*first.trace, *later.trace],
+        iterations=first.iterations + later.iterations,
+    )
+
+
+class DurableAgent:
+    """An `Agent` whose runs are durable DBOS workflows.
+
+    Build it before `launch()`, in every process that runs or recovers its runs, with the same
+    `name`.
+
+    Args:
+        agent: The agent (model, tools, run configuration) every run of this name uses.
+        name: Names the workflow in the database; stable across deployments.
+        approval_wait: Seconds a run paused for approval waits for `decide()` before it ends
+            with `stop_reason="approval_required"`; `0` ends it at once, as `Agent.run` does.
+    """
+
+    def __init__(
+        self, agent: Any, *, name: str, approval_wait: float = _DEFAULT_APPROVAL_WAIT
+    ) -> None:
+        self.agent = agent
+        self.name = name
+        self.approval_wait = approval_wait
+
+        async def workflow(
+            prompt: str | None,
+            history: str | None,
+            approvals: dict[str, bool | str] | None,
+            results: dict[str, Any] | None,
+        ) -> str:
+            return await self._run_workflow(prompt, history, approvals, results)
+
+        self._workflow = DBOS.workflow(name=f"toolwire.run.{name}")(workflow)
+
+    async def _run_workflow(
+        self,
+        prompt: str | None,
+        history: str | None,
+        approvals: dict[str, bool | str] | None,
+        results: dict[str, Any] | None,
+    ) -> str:
+        run_id = DBOS.workflow_id
+        assert run_id is not None
+        config = dataclasses.replace(
+            self.agent._loop_config(None, ()),  # pyright: ignore[reportPrivateUsage]
+            backend=_DBOSBackend(run_id),
+        )
+        past = load_history(history) if history is not None else None
+        result = await _loop.run(config, prompt, past, approvals=approvals, results=results)
+        start = len(result.messages) - len(result.new_messages)
+        while result.pending and self.approval_wait > 0:
+            await DBOS.set_event_async(PENDING, _dump_result(result))
+            decision = await DBOS.recv_async(DECISIONS, timeout_seconds=self.approval_wait)
+            if decision is None:
+                break
+            later = await _loop.run(
+                config,
+                None,
+                result.messages,
+                approvals=decision.get("approvals") or {},
+                results=decision.get("results") or {},
+            )
+            result = _merge(result, later, start)
+        await DBOS.set_event_async(PENDING, None)
+        return _dump_result(result)
+
+    async def start(
+        self,
+        prompt: str | None = None,
+        *,
+        run_id: str,
+        history: Sequence[Message] | None = None,
+        approvals: Mapping[str, bool | str] | None = None,
+        results: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Start a run (or find the one already started under `run_id`); returns `run_id`."""
+        with SetWorkflowID(run_id):
+            await DBOS.start_workflow_async(
+                self._workflow,
+                prompt,
+                dump_history(history) if history is not None else None,
+                dict(approvals) if approvals is not None else None,
+                dict(results) if results is not None else None,
+            )
+        return run_id
+
+    async def run(
+        self,
+        prompt: str | None = None,
+        *,
+        run_id: str,
+        history: Sequence[Message] | None = None,
+        approvals: Mapping[str, bool | str] | None = None,
+        results: Mapping[str, Any] | None = None,
+    ) -> _loop.RunResult:
+        """Start the run (or join it) and wait for its result; see `Agent.run`."""
+        await self.start(
+            prompt, run_id=run_id, history=history, approvals=approvals, results=results
+        )
+        handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(run_id)
+        return load_result(await handle.get_result())

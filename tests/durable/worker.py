@@ -1,0 +1,140 @@
+"""A worker process for the crash tests: runs one durable run, pausing where it is told to die.
+
+    python worker.py run DB RUN_ID DIR [KILL_AT]   start (or recover) the run, print its result
+    python worker.py decide DB RUN_ID DIR          approve the run's pending calls, from outside
+
+At the point named KILL_AT the worker prints `at KILL_AT` and waits forever: the test, which
+waits for that line, SIGKILLs it there. Side effects go to DIR/effects (one line per key, kept
+once: the tool deduplicates by its idempotency key); every attempt goes to DIR/attempts, and
+every model request to DIR/model.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from toolwire import Agent, ToolContext, tool
+from toolwire.durable import DurableAgent, RunClient, launch, shutdown
+from toolwire.messages import Message, ToolResultMessage
+from toolwire.models.testing import FunctionModel, ModelRequest
+
+KILL_AT = ""
+DIR = Path()
+
+
+async def pause(point: str) -> None:
+    if point == KILL_AT:
+        print(f"at {point}", flush=True)
+        await anyio.sleep_forever()
+
+
+def append(name: str, line: str) -> None:
+    with (DIR / name).open("a") as f:
+        f.write(line + "\n")
+
+
+async def effect(order: str, ctx: ToolContext, kind: str) -> str:
+    key = ctx.idempotency_key
+    assert key is not None
+    await pause(f"tool:{order}:before")
+    append("attempts", f"{kind} {order} {key}")
+    effects = DIR / "effects"
+    done = effects.read_text().splitlines() if effects.exists() else []
+    if key not in done:
+        append("effects", key)
+    await pause(f"tool:{order}:during")
+    return f"{kind} {order}: ok"
+
+
+@tool
+async def charge(order: str, ctx: ToolContext) -> str:
+    """Charge an order."""
+    return await effect(order, ctx, "charge")
+
+
+@tool(requires_approval=True)
+async def refund(order: str, ctx: ToolContext) -> str:
+    """Refund an order (needs approval)."""
+    return await effect(order, ctx, "refund")
+
+
+async def reply(messages: list[Message], request: ModelRequest) -> Any:
+    answered = sum(isinstance(m, ToolResultMessage) for m in messages)
+    append("model", str(answered))
+    iteration = {0: 1, 1: 2, 4: 3, 5: 4}[answered]
+    await pause(f"model:{iteration}:before")
+    if answered == 0:
+        return [("charge", {"order": "a"})]
+    if answered == 1:
+        return [("charge", {"order": o}) for o in ("b", "c", "d")]
+    if answered == 4:
+        return [("refund", {"order": "r"})]
+    return "all done"
+
+
+RESPONSES = 0
+
+
+async def on_event(event: Any) -> None:
+    global RESPONSES
+    if event.type == "model.response":
+        # Counted here, not taken from event.iteration: the run goes on after an approval in a
+        # second pass of the loop, whose iterations count from 1 again.
+        RESPONSES += 1
+        await pause(f"model:{RESPONSES}:after")
+    elif event.type == "function_call.completed":
+        await pause(f"tool:{event.arguments and json.loads(event.arguments)['order']}:after")
+
+
+def build() -> DurableAgent:
+    agent = Agent(FunctionModel(reply), tools=[charge, refund], subscribers=[on_event])
+    return DurableAgent(agent, name="crash")
+
+
+async def watch_approval(db: str, run_id: str) -> None:
+    with RunClient(db) as client:
+        state = await client.pending(run_id, wait=60)
+    if state is not None:
+        await pause("approval:wait")
+
+
+async def main() -> None:
+    global KILL_AT, DIR
+    mode, db, run_id, folder = sys.argv[1:5]
+    KILL_AT = sys.argv[5] if len(sys.argv) > 5 else ""
+    DIR = Path(folder)
+    durable = build()
+    if mode == "decide":
+        with RunClient(db) as client:
+            state = await client.pending(run_id, wait=60)
+            assert state is not None, "the run is not waiting for approval"
+            await client.decide(run_id, approvals={p.call.id: True for p in state.pending})
+        print("decided", flush=True)
+        return
+    launch(db)
+    async with anyio.create_task_group() as group:
+        if KILL_AT == "approval:wait":
+            group.start_soon(watch_approval, db, run_id)
+        outcome = await durable.run("charge everything", run_id=run_id)
+        group.cancel_scope.cancel()
+    print(
+        json.dumps(
+            {
+                "stop_reason": outcome.stop_reason,
+                "text": outcome.text,
+                "history": [m.kind for m in outcome.messages],
+                "results": [m.text for m in outcome.messages if isinstance(m, ToolResultMessage)],
+            }
+        ),
+        flush=True,
+    )
+    shutdown()
+
+
+if __name__ == "__main__":
+    anyio.run(main)
