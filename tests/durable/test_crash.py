@@ -83,18 +83,25 @@ class Worker:
 def run_with_crash(db: str, folder: Path, point: str | None) -> dict[str, object]:
     run_id = "order-run"
     log = folder / "worker.log"
-    decider = Worker("decide", db, run_id, str(folder), log=log)
+    # Killed while it waits for approval, the run must not be decided before the kill: a decider
+    # started early races the worker's own watcher and lets the run end first. For the other
+    # points the decider starts at once (points after the approval need the decision to get there).
+    late = point == "approval:wait"
+    decider = None if late else Worker("decide", db, run_id, str(folder), log=log)
     try:
         if point is not None:
             first = Worker("run", db, run_id, str(folder), point, log=log)
             first.wait_for(f"at {point}")
             first.kill()
+        if decider is None:
+            decider = Worker("decide", db, run_id, str(folder), log=log)
         second = Worker("run", db, run_id, str(folder), log=log)
         out = second.wait_for('"stop_reason"')
         assert second.finish() == 0, log.read_text()
         assert decider.wait_for("decided")
     finally:
-        decider.finish()
+        if decider is not None:
+            decider.finish()
     return json.loads(out.strip().splitlines()[-1])
 
 
