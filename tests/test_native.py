@@ -4,6 +4,7 @@ of the matrix refused before any request, and no tool ever silently dropped."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from decimal import Decimal
@@ -391,19 +392,24 @@ def _native_specs(draw: st.DrawFn) -> NativeTool:
 _MODELS = _row_models()
 
 
-@settings(max_examples=150, deadline=None)
+_CHOICES = ["auto", "none", "required", "city", *NATIVE_KINDS]
+
+
+@settings(max_examples=200, deadline=None)
 @given(
     label=st.sampled_from(sorted(SUPPORT)),
     specs=st.lists(_native_specs(), min_size=1, max_size=3),
     functions=st.booleans(),
+    choice=st.sampled_from(_CHOICES),
 )
 def test_no_native_tool_is_dropped_without_an_error(
-    label: str, specs: list[NativeTool], functions: bool
+    label: str, specs: list[NativeTool], functions: bool, choice: str
 ) -> None:
     model = _MODELS[label]
     tools: list[Any] = [*specs, city] if functions else list(specs)
+    built = ModelRequest.build("hi", tools=tools, tool_choice=choice)
     try:
-        request = model.resolve_native_tools(ModelRequest.build("hi", tools=tools))
+        request = model.resolve_native_tools(built)
     except UnsupportedError:
         return
     assert all(not isinstance(t, NativeTool) for t in request.native_tools)
@@ -416,6 +422,32 @@ def test_no_native_tool_is_dropped_without_an_error(
     else:
         # Each spec became exactly one wire entry.
         assert len(request.native_tools) == len(specs) and added == []
+    _assert_choice_kept(choice, request, specs, functions)
+
+
+def _assert_choice_kept(
+    choice: str, request: ModelRequest, specs: list[NativeTool], functions: bool
+) -> None:
+    """A forcing choice is never lost: it reaches the request as given, or in its wire form."""
+    sent = request.tool_choice
+    forced_native = choice in {s.kind for s in specs} or (choice == "required" and not functions)
+    if not forced_native:
+        assert sent == choice
+        return
+    assert sent not in ("auto", "none")
+    if sent == choice:
+        # Kept by name only where the name is a function tool's (Ollama's web tools), or kept
+        # as "required", which every adapter sends.
+        assert choice == "required" or choice in [t.name for t in request.tools]
+        return
+    # The wire form names the tool as its wire entry does.
+    assert isinstance(sent, dict)
+    words = json.dumps(sent)
+    assert any(
+        f'"{entry.get("name", entry.get("type"))}"' in words
+        for entry in request.native_tools
+        if isinstance(entry, dict)
+    )
 
 
 # --- fees ----------------------------------------------------------------------------------------

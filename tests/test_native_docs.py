@@ -7,13 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.native import fee_table_markdown, support_matrix_markdown
+from toolwire.native import fee_table_markdown, forcing_matrix_markdown, support_matrix_markdown
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "native-tools.md"
 
 
 @pytest.mark.parametrize(
-    ("marker", "generate"), [("matrix", support_matrix_markdown), ("fees", fee_table_markdown)]
+    ("marker", "generate"),
+    [
+        ("matrix", support_matrix_markdown),
+        ("forcing", forcing_matrix_markdown),
+        ("fees", fee_table_markdown),
+    ],
 )
 def test_docs_table_matches_the_code(marker: str, generate: object) -> None:
     text = PAGE.read_text(encoding="utf-8")

@@ -5,26 +5,42 @@
 `ModelBase.prepare` turns each into the payload of the adapter that sends it (`resolve_native`),
 keyed by the adapter's provider and wire API in `SUPPORT`. A tool or option a provider does not take
 raises `UnsupportedError` there, before any request, naming what that provider does take: a tool is
-never dropped. Raw provider dicts in `native_tools` go to the wire as given.
+never dropped. A `tool_choice` forcing a native tool is checked in the same pass, against the
+cell's `Force`, and sent in the provider's own form or refused. Raw provider dicts in
+`native_tools` go to the wire as given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
+from ._native_force import (
+    ANTHROPIC_FORCE,
+    GEMINI_FORCE,
+    GROQ_FORCE,
+    MISTRAL_FORCE,
+    OLLAMA_FORCE,
+    OPENROUTER_FORCE,
+    RESPONSES_FORCE,
+    UNFORCEABLE,
+    Force,
+    forced_choice,
+)
 from .errors import UnsupportedError
 
 __all__ = [
     "NATIVE_KINDS",
     "SUPPORT",
+    "Force",
     "NativeKind",
     "NativePayload",
     "NativeTool",
     "code_execution",
     "computer_use",
     "fee_table_markdown",
+    "forcing_matrix_markdown",
     "resolve_native",
     "split_client_run",
     "support_matrix_markdown",
@@ -213,11 +229,14 @@ class NativePayload:
         tools: Wire tool entries, appended to the function tools as given.
         body: Top-level request fields (merged into `settings.extra`).
         functions: Function tools toolwire runs on the provider's behalf (Ollama's web API).
+        tool_choice: The tool choice to send: the caller's, or its wire form when it forces a
+            native tool (`resolve_native` fills it).
     """
 
     tools: list[Any] = field(default_factory=list[Any])
     body: dict[str, Any] = field(default_factory=dict[str, Any])
     functions: list[Any] = field(default_factory=list[Any])
+    tool_choice: Any = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +245,7 @@ class _Context:
     api: str
     model_name: str
     function_tools: bool
+    options: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
 _Build: TypeAlias = Callable[[dict[str, Any], dict[str, Any], _Context], NativePayload]
@@ -239,11 +259,13 @@ class Cell:
         wire: The provider's name for the tool (the docs show it), or why there is none.
         takes: The common options this provider maps.
         build: Maps (common options, other options, context) to the payload; `None` for "no".
+        force: How `tool_choice` can force the tool (only read when `build` is set).
     """
 
     wire: str
     takes: tuple[str, ...] = ()
     build: _Build | None = None
+    force: Force = UNFORCEABLE
 
     @property
     def supported(self) -> bool:
@@ -369,9 +391,12 @@ _RESPONSES_ROW: dict[str, Cell] = {
         "web_search",
         ("allowed_domains", "user_location", "search_context_size"),
         _responses_search,
+        RESPONSES_FORCE["web_search"],
     ),
     "web_fetch": _no("no fetch tool: browsing happens inside web_search"),
-    "code_execution": Cell("code_interpreter", (), _responses_code),
+    "code_execution": Cell(
+        "code_interpreter", (), _responses_code, RESPONSES_FORCE["code_execution"]
+    ),
     "computer_use": _no("computer (not yet mapped by toolwire)"),
 }
 
@@ -382,14 +407,13 @@ def _chat_row(prefix: str) -> dict[str, Cell]:
 
 
 _GEMINI_ROW: dict[str, Cell] = {
-    "web_search": Cell("google_search", (), _gemini("google_search")),
-    "web_fetch": Cell("url_context", (), _gemini("url_context")),
-    "code_execution": Cell("code_execution", (), _gemini("code_execution")),
+    "web_search": Cell("google_search", (), _gemini("google_search"), GEMINI_FORCE),
+    "web_fetch": Cell("url_context", (), _gemini("url_context"), GEMINI_FORCE),
+    "code_execution": Cell("code_execution", (), _gemini("code_execution"), GEMINI_FORCE),
     "computer_use": _no("computer_use (not yet mapped by toolwire)"),
 }
 
 _NONE = "no provider-side tools"
-
 SUPPORT: dict[str, dict[str, Cell]] = {
     "OpenAI Responses": _RESPONSES_ROW,
     "OpenAI Chat": _chat_row("openai-responses:<model>"),
@@ -400,34 +424,50 @@ SUPPORT: dict[str, dict[str, Cell]] = {
             "web_search_20250305",
             ("max_uses", "allowed_domains", "blocked_domains", "user_location"),
             _anthropic_search,
+            ANTHROPIC_FORCE,
         ),
         "web_fetch": Cell(
             "web_fetch_20250910",
             ("max_uses", "allowed_domains", "blocked_domains", "citations", "max_content_tokens"),
             _anthropic_fetch,
+            ANTHROPIC_FORCE,
         ),
-        "code_execution": Cell("code_execution_20250825", (), _anthropic_code),
+        "code_execution": Cell("code_execution_20250825", (), _anthropic_code, ANTHROPIC_FORCE),
         "computer_use": _no("computer_20250124 (beta; not yet mapped by toolwire)"),
     },
     "Gemini": _GEMINI_ROW,
     "Vertex": {
         **_GEMINI_ROW,
-        "web_search": Cell("google_search", ("blocked_domains",), _gemini("google_search")),
+        "web_search": Cell(
+            "google_search", ("blocked_domains",), _gemini("google_search"), GEMINI_FORCE
+        ),
     },
     "Mistral": {
-        "web_search": Cell("web_search (Conversations API)", (), _typed("web_search")),
+        "web_search": Cell(
+            "web_search (Conversations API)", (), _typed("web_search"), MISTRAL_FORCE
+        ),
         "web_fetch": _no("no fetch tool"),
         "code_execution": Cell(
-            "code_interpreter (Conversations API)", (), _typed("code_interpreter")
+            "code_interpreter (Conversations API)",
+            (),
+            _typed("code_interpreter"),
+            MISTRAL_FORCE,
         ),
         "computer_use": _no("no computer use"),
     },
     "Groq": {
         "web_search": Cell(
-            "browser_search; compound: web_search", (), _groq("web_search", "browser_search")
+            "browser_search; compound: web_search",
+            (),
+            _groq("web_search", "browser_search"),
+            GROQ_FORCE,
         ),
-        "web_fetch": Cell("compound models only: visit_website", (), _groq("web_fetch", None)),
-        "code_execution": Cell("code_interpreter", (), _groq("code_execution", "code_interpreter")),
+        "web_fetch": Cell(
+            "compound models only: visit_website", (), _groq("web_fetch", None), GROQ_FORCE
+        ),
+        "code_execution": Cell(
+            "code_interpreter", (), _groq("code_execution", "code_interpreter"), GROQ_FORCE
+        ),
         "computer_use": _no("no computer use"),
     },
     "OpenRouter": {
@@ -435,20 +475,27 @@ SUPPORT: dict[str, dict[str, Cell]] = {
             "openrouter:web_search",
             ("max_uses", "allowed_domains", "blocked_domains", "search_context_size"),
             _openrouter("openrouter:web_search"),
+            OPENROUTER_FORCE,
         ),
         "web_fetch": Cell(
             "openrouter:web_fetch",
             ("max_uses", "allowed_domains", "blocked_domains"),
             _openrouter("openrouter:web_fetch"),
+            OPENROUTER_FORCE,
         ),
         "code_execution": _no("no code execution"),
         "computer_use": _no("no computer use"),
     },
     "Ollama": {
         "web_search": Cell(
-            "function tool over ollama.com/api/web_search", (), _ollama("web_search")
+            "function tool over ollama.com/api/web_search",
+            (),
+            _ollama("web_search"),
+            OLLAMA_FORCE,
         ),
-        "web_fetch": Cell("function tool over ollama.com/api/web_fetch", (), _ollama("web_fetch")),
+        "web_fetch": Cell(
+            "function tool over ollama.com/api/web_fetch", (), _ollama("web_fetch"), OLLAMA_FORCE
+        ),
         "code_execution": _no("no code execution"),
         "computer_use": _no("no computer use"),
     },
@@ -483,16 +530,34 @@ def _accepted(row: Mapping[str, Cell]) -> str:
 
 
 def resolve_native(
-    tools: Sequence[Any], *, provider: str, api: str, model_name: str, function_tools: bool
+    tools: Sequence[Any],
+    *,
+    provider: str,
+    api: str,
+    model_name: str,
+    function_tools: bool,
+    tool_choice: Any = "auto",
+    function_names: Collection[str] = (),
+    options: Mapping[str, Any] | None = None,
 ) -> NativePayload:
     """Turn native tool specs into one adapter's payload; raw dicts pass through as given.
 
+    A `tool_choice` naming a spec's kind (`"web_search"`, ...), or `"required"` with only native
+    tools, is checked against the row's `Force` and turned into the provider's wire choice
+    (`NativePayload.tool_choice`); any other choice is kept as given.
+
+    Args:
+        function_names: The function tools' names (a choice naming one of them is theirs).
+        options: The request body's defaults and `settings.extra` (e.g. Anthropic's `thinking`).
+
     Raises:
-        UnsupportedError: a tool or an option this provider does not take (before any request).
+        UnsupportedError: a tool, an option or a forced choice this provider does not take
+            (before any request).
     """
-    out = NativePayload()
+    out = NativePayload(tool_choice=tool_choice)
     label = row_label(provider, api)
-    ctx = _Context(provider, api, model_name, function_tools)
+    ctx = _Context(provider, api, model_name, function_tools, options or {})
+    resolved: list[tuple[NativeTool, Cell, NativePayload]] = []
     for tool in tools:
         if not isinstance(tool, NativeTool):
             out.tools.append(tool)
@@ -508,10 +573,10 @@ def resolve_native(
             raise UnsupportedError(
                 f"{label} cannot take {tool.kind}() ({cell.wire}); it accepts {_accepted(row)}"
             )
-        options = tool.options_for(provider)
+        options_given = tool.options_for(provider)
         common_names = _COMMON[tool.kind]
-        common = {k: v for k, v in options.items() if k in common_names}
-        extra = {k: v for k, v in options.items() if k not in common_names}
+        common = {k: v for k, v in options_given.items() if k in common_names}
+        extra = {k: v for k, v in options_given.items() if k not in common_names}
         refused = [k for k in common if k not in cell.takes]
         if refused:
             takes = ", ".join(cell.takes) if cell.takes else "none of the common options"
@@ -520,12 +585,17 @@ def resolve_native(
                 f"it takes {takes} (provider-specific options pass through as given)"
             )
         payload = cell.build(common, extra, ctx)
+        resolved.append((tool, cell, payload))
         out.tools.extend(payload.tools)
         out.functions.extend(payload.functions)
         for key, value in payload.body.items():
             if key in out.body:
                 raise UnsupportedError(f"{label} takes one {key!r}; two native tools set it")
             out.body[key] = value
+    if label is not None and resolved:
+        out.tool_choice = forced_choice(
+            SUPPORT[label], label, tool_choice, resolved, function_names, ctx
+        )
     return out
 
 
@@ -565,6 +635,34 @@ def support_matrix_markdown() -> str:
                 cells.append(f"yes: `{cell.wire}`{takes}")
             else:
                 cells.append(f"no: {cell.wire}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def forcing_matrix_markdown() -> str:
+    """How `tool_choice` forces each native tool, per adapter, as a Markdown table (the one
+    docs/native-tools.md shows); made from the `force` of each `SUPPORT` cell."""
+    kinds = [k for k in NATIVE_KINDS if any(row[k].supported for row in SUPPORT.values())]
+    head = "| adapter | " + " | ".join(f'`tool_choice="{k}"`' for k in kinds)
+    lines = [head + ' | `"required"`, native tools only |', "|---" * (len(kinds) + 2) + "|"]
+    for label, row in SUPPORT.items():
+        cells: list[str] = []
+        forces = [row[k].force for k in kinds if row[k].supported]
+        for kind in kinds:
+            cell = row[kind]
+            if not cell.supported:
+                cells.append("tool refused")
+            elif cell.force.by_name is not None:
+                cells.append(f"yes: {cell.force.wire}")
+            else:
+                cells.append(f"no: {cell.force.wire}")
+        if not forces:
+            cells.append("no native tools")
+        else:
+            # One row forces "required" one way (the cells of a row share it).
+            force = forces[0]
+            answer = "yes" if force.required is not None else "no"
+            cells.append(f"{answer}: {force.required_wire}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

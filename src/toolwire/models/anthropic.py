@@ -174,6 +174,10 @@ class AnthropicModel(OwnsClient, ModelBase):
     def __repr__(self) -> str:
         return f"AnthropicModel({self._model_name!r})"
 
+    def body_options(self, request: ModelRequest) -> Mapping[str, Any]:
+        """`settings.extra` over this model's `provider_options` (as the body merges them)."""
+        return {**self.provider_options, **request.settings.extra}
+
     async def complete_request(self, request: ModelRequest) -> Completion:
         """Ask the model; a paused turn is continued until it ends (or the limit is reached).
 

@@ -629,7 +629,8 @@ class ModelBase(abc.ABC):
         """The request with its native tool specs turned into this adapter's payload.
 
         Raises:
-            UnsupportedError: a native tool or option this provider does not take.
+            UnsupportedError: a native tool or option this provider does not take, or a
+                `tool_choice` forcing a native tool it cannot be made to use.
         """
         from ..native import resolve_native
 
@@ -639,6 +640,9 @@ class ModelBase(abc.ABC):
             api=self.api,
             model_name=self.model_name,
             function_tools=bool(request.tools),
+            tool_choice=request.tool_choice,
+            function_names=[t.name for t in request.tools],
+            options=self.body_options(request),
         )
         settings = request.settings
         if payload.body:
@@ -649,8 +653,18 @@ class ModelBase(abc.ABC):
             names = {t.name for t in tools}
             tools = [*tools, *(f for f in payload.functions if f.name not in names)]
         return dataclasses.replace(
-            request, native_tools=payload.tools, settings=settings, tools=tools
+            request,
+            native_tools=payload.tools,
+            settings=settings,
+            tools=tools,
+            tool_choice=payload.tool_choice,
         )
+
+    def body_options(self, request: ModelRequest) -> Mapping[str, Any]:
+        """The request body's fields beyond toolwire's settings (`settings.extra`, over the
+        adapter's own defaults), for checks made before the request (e.g. Anthropic's thinking
+        refusing a forced tool)."""
+        return request.settings.extra
 
     def finish(self, completion: Completion) -> Completion:
         """Stamp the turn with this model's provider and API, and check its call ids."""
