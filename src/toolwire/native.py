@@ -607,7 +607,8 @@ def split_client_run(
     On Ollama, `web_search()`/`web_fetch()` are function tools the loop must run itself; other
     providers keep every spec (resolved, and refused if need be, at request time).
     """
-    if row_label(provider, api) != "Ollama":
+    if api == "test" or row_label(provider, api) != "Ollama":
+        # An offline stand-in (api "test") keeps the specs; it refuses client-run ones itself.
         return list(tools), []
     kept: list[Any] = []
     functions: list[Any] = []

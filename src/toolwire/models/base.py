@@ -625,8 +625,12 @@ class ModelBase(abc.ABC):
             return request
         return request.compiled(self.dialect)
 
-    def resolve_native_tools(self, request: ModelRequest) -> ModelRequest:
+    def resolve_native_tools(
+        self, request: ModelRequest, *, api: str | None = None
+    ) -> ModelRequest:
         """The request with its native tool specs turned into this adapter's payload.
+
+        `api` picks the matrix row by another wire API than this model's (offline stand-ins).
 
         Raises:
             UnsupportedError: a native tool or option this provider does not take, or a
@@ -637,7 +641,7 @@ class ModelBase(abc.ABC):
         payload = resolve_native(
             request.native_tools,
             provider=self.provider,
-            api=self.api,
+            api=api or self.api,
             model_name=self.model_name,
             function_tools=bool(request.tools),
             tool_choice=request.tool_choice,

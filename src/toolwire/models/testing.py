@@ -3,6 +3,12 @@
 They build on the same `ModelBase` as the provider adapters, make no network request, and record
 every request value they receive (`model.requests`, each a `ModelRequest`) so tests can assert on
 what the loop sent.
+
+Native tool specs are accepted and kept as given in `request.native_tools`; built with
+`provider="anthropic"` (say), a model stands in for that provider: its row of the support matrix
+checks the specs and forced tool choices (refusing what the real adapter refuses), and its prices
+(tokens and per-use tool fees) cost the run. Scripts answer with provider-side tool uses through
+`NativeReply` / `ServerCall` (`_testing_native.py`).
 """
 
 from __future__ import annotations
@@ -19,15 +25,24 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from ..errors import ModelResponseError
+from ..errors import ModelResponseError, UnsupportedError
 from ..messages import (
     AssistantMessage,
     AssistantPart,
     Message,
+    ServerToolResultBlock,
     TextBlock,
     ToolCallBlock,
     ToolResultMessage,
     UserMessage,
+)
+from ._testing_native import (
+    NativeReply,
+    ServerCall,
+    count_server_calls,
+    example_calls,
+    example_citations,
+    server_parts,
 )
 from .base import (
     CallIds,
@@ -42,8 +57,10 @@ from .base import (
 __all__ = [
     "FunctionModel",
     "ModelRequest",
+    "NativeReply",
     "Reply",
     "ScriptedModel",
+    "ServerCall",
     "TestModel",
     "example_arguments",
 ]
@@ -52,12 +69,14 @@ Reply: TypeAlias = (
     str
     | Completion
     | AssistantMessage
+    | NativeReply
     | ToolCall
     | tuple[str, Any]
     | Sequence[ToolCall | tuple[str, Any]]
 )
 """What a scripted or function model answers: text, tool calls (as `ToolCall`s or `(name, args)`
-pairs, `args` a dict or JSON text), a whole `AssistantMessage`, or a `Completion`."""
+pairs, `args` a dict or JSON text), a turn in which the provider ran its own tools
+(`NativeReply`), a whole `AssistantMessage`, or a `Completion`."""
 
 
 def _message_tokens(message: Message) -> int:
@@ -94,15 +113,40 @@ class _OfflineModel(ModelBase):
     guarded = False  # makes no request, so the request guard never stops it
     native_output = True  # `request.output` is there for the script or function to read
 
-    def __init__(self, model_name: str) -> None:
+    def __init__(self, model_name: str, provider: str = "test") -> None:
         self._model_name = model_name
+        self._provider = provider
         self.requests: list[ModelRequest] = []
         self._ids = itertools.count(1)
+        self._server_ids = itertools.count(1)
         self._tokens = _TokenCounter()
 
     @property
     def provider(self) -> str:
-        return "test"
+        """`"test"`, or the provider this model stands in for (its matrix row and prices)."""
+        return self._provider
+
+    def resolve_native_tools(
+        self, request: ModelRequest, *, api: str | None = None
+    ) -> ModelRequest:
+        """Keep the native specs as given, for the script to read; a stand-in for a provider
+        first checks them (and a forced tool choice) as that provider's adapter does.
+
+        Raises:
+            UnsupportedError: a spec or forced choice the stood-in provider refuses, or a
+                provider whose web tools toolwire itself would run over the network (Ollama).
+        """
+        if self._provider == "test":
+            return request
+        # OpenAI and Azure have native tools in their Responses API only: their rows stand in.
+        checked = super().resolve_native_tools(request, api=api or "responses")
+        added = [t.name for t in checked.tools[len(request.tools) :]]
+        if added:
+            raise UnsupportedError(
+                f"an offline model cannot stand in for {self._provider}'s {', '.join(added)}: "
+                "toolwire runs those itself, over the network"
+            )
+        return request
 
     @property
     def model_name(self) -> str:
@@ -121,6 +165,8 @@ class _OfflineModel(ModelBase):
             return reply
         if isinstance(reply, AssistantMessage):
             message = _with_unique_ids(reply)
+        elif isinstance(reply, NativeReply):
+            message = AssistantMessage(parts=self._native_parts(reply), provider=self.provider)
         else:
             message = AssistantMessage(parts=self._parts(reply), provider=self.provider)
         message.model = message.model or self.model_name
@@ -130,8 +176,19 @@ class _OfflineModel(ModelBase):
             input_tokens=self._tokens.count(request.messages),
             output_tokens=max(len(message.text.split()), 1),
             requests=1,
+            server_tool_requests=count_server_calls(message),
         )
         return Completion(message=message, usage=usage, finish_reason=finish, model=self.model_name)
+
+    def _native_parts(self, reply: NativeReply) -> list[AssistantPart]:
+        parts = server_parts(reply.server_calls, next(self._server_ids))
+        for _ in reply.server_calls[1:]:
+            next(self._server_ids)  # ids stay unique across the model's turns
+        if reply.text or reply.citations:
+            parts.append(TextBlock(reply.text, list(reply.citations)))
+        if reply.tool_calls:
+            parts.extend(self._parts(list(reply.tool_calls)))
+        return parts
 
     def _parts(self, reply: Reply) -> list[AssistantPart]:
         if isinstance(reply, str):
@@ -176,11 +233,15 @@ class ScriptedModel(_OfflineModel):
     model = ScriptedModel([("get_weather", {"city": "Recife"}), "Sunny, 31 degrees."])
     ```
 
-    Raises `ModelResponseError` when asked more times than it has replies.
+    `provider="anthropic"` (with a real `model_name`) makes it stand in for that provider: native
+    specs are checked by its matrix row, and its prices cost the run. Raises `ModelResponseError`
+    when asked more times than it has replies.
     """
 
-    def __init__(self, replies: Sequence[Reply] = (), *, model_name: str = "scripted") -> None:
-        super().__init__(model_name)
+    def __init__(
+        self, replies: Sequence[Reply] = (), *, model_name: str = "scripted", provider: str = "test"
+    ) -> None:
+        super().__init__(model_name, provider)
         self._queue: list[Reply] = list(replies)
 
     def add(self, *replies: Reply) -> None:
@@ -208,8 +269,10 @@ class FunctionModel(_OfflineModel):
     `request` holds the tools, tool choice and settings of the call.
     """
 
-    def __init__(self, fn: ReplyFunction, *, model_name: str = "function") -> None:
-        super().__init__(model_name)
+    def __init__(
+        self, fn: ReplyFunction, *, model_name: str = "function", provider: str = "test"
+    ) -> None:
+        super().__init__(model_name, provider)
         self._fn = fn
 
     async def _reply(self, request: ModelRequest) -> Reply:
@@ -222,10 +285,16 @@ class FunctionModel(_OfflineModel):
 class TestModel(_OfflineModel):
     """Calls every tool once with arguments made to satisfy its schema, then sums up the results.
 
+    Native tools given (`web_search()`, `web_fetch()`, `code_execution()`) are reported run once
+    by the provider in the turn answering the prompt (`ServerCall` with example arguments and
+    results, counted in `usage.server_tool_requests`); the answer cites the pages found.
+    `computer_use()` raises `UnsupportedError`: script it with `ScriptedModel`.
+
     Args:
         call_tools: `"all"`, or the names of the tools to call.
         final_text: The answer after the tool results; by default a JSON summary of them
             (`{"tool_name": "result text", ...}`).
+        provider: `"test"`, or a provider to stand in for (see `ScriptedModel`).
     """
 
     __test__ = False  # not a pytest test class, despite the name
@@ -236,19 +305,45 @@ class TestModel(_OfflineModel):
         call_tools: str | Sequence[str] = "all",
         final_text: str | None = None,
         model_name: str = "test",
+        provider: str = "test",
     ) -> None:
-        super().__init__(model_name)
+        super().__init__(model_name, provider)
         self.call_tools = call_tools
         self.final_text = final_text
 
     async def _reply(self, request: ModelRequest) -> Reply:
+        server = self._server_calls(request)
+        reply = self._plain_reply(request, server)
+        if not server and not _searched(request.messages):
+            return reply
+        if isinstance(reply, str):
+            current = server_parts(server, 0)
+            cited = [] if request.output else example_citations(request.messages, current, reply)
+            return NativeReply(reply, server, cited)
+        return NativeReply(server_calls=server, tool_calls=typing.cast(Any, reply))
+
+    def _server_calls(self, request: ModelRequest) -> list[ServerCall]:
+        from ..native import NativeTool
+
+        specs = [t for t in request.native_tools if isinstance(t, NativeTool)]
+        choice = request.tool_choice
+        if not specs or choice == "none" or not _first_turn(request.messages):
+            return []
+        if any(t.name == choice for t in request.tools):
+            return []  # a forced function: the model calls it, nothing else
+        forced = [s for s in specs if s.kind == choice]
+        return example_calls(forced or specs, request.messages)
+
+    def _plain_reply(self, request: ModelRequest, server: list[ServerCall]) -> Reply:
         answered = _latest_results(request.messages)
         choice = request.tool_choice
         output = request.output
         if output is not None and (answered is not None or not request.tools or choice == "none"):
             # A structured answer asked natively: data that satisfies its schema.
             return json.dumps(example_arguments(output.schema))
-        if answered is None and request.tools and choice != "none":
+        natives = [getattr(t, "kind", None) for t in request.native_tools]
+        forced_native = isinstance(choice, str) and choice in natives
+        if answered is None and request.tools and choice != "none" and not forced_native:
             names = [self.call_tools] if isinstance(self.call_tools, str) else self.call_tools
             chosen = [t for t in request.tools if self.call_tools == "all" or t.name in names]
             if isinstance(choice, str) and choice not in ("auto", "required"):
@@ -260,7 +355,31 @@ class TestModel(_OfflineModel):
             return self.final_text
         if answered:
             return json.dumps({r.name: r.text for r in answered}, ensure_ascii=False)
+        if server:
+            return json.dumps({c.name: c.result for c in server}, ensure_ascii=False)
         return "success (no tool calls)"
+
+
+def _first_turn(messages: Sequence[Message]) -> bool:
+    """No assistant turn yet since the last user turn."""
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            return True
+        if isinstance(message, AssistantMessage):
+            return False
+    return True
+
+
+def _searched(messages: Sequence[Message]) -> bool:
+    """A provider-side tool ran since the last user turn (its pages are cited in the answer)."""
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            return False
+        if isinstance(message, AssistantMessage) and any(
+            isinstance(p, ServerToolResultBlock) for p in message.parts
+        ):
+            return True
+    return False
 
 
 def _latest_results(messages: Sequence[Message]) -> list[ToolResultMessage] | None:
