@@ -5,8 +5,9 @@ toolwire (`ScriptedModel`-style `FunctionModel`), pydantic-ai (its `FunctionMode
 openai-agents (a fake `Model`). The model and the tool do almost nothing, so the time per round is
 the framework's own overhead. Runs at 200 and at 400 rounds show whether a round gets dearer as
 the history grows. Then toolwire's per-round time with OpenTelemetry tracing off, on with no SDK
-configured, and on with the SDK recording in memory. Last: 20 calls of a tool that sleeps 100 ms,
-in one turn.
+configured, and on with the SDK recording in memory; then with the tool wrapped by middleware (a
+`ToolWrapper`, resolved for every request). Last: 20 calls of a tool that sleeps 100 ms, in one
+turn.
 
 Run: `make bench` or `.venv/bin/python benchmarks/loop.py`.
 """
@@ -31,12 +32,18 @@ async def bump(n: int) -> int:
 # --- toolwire --------------------------------------------------------------------------------
 
 
-def toolwire_run(rounds: int) -> Callable[[], Awaitable[Any]]:
+def toolwire_run(rounds: int, *, wrapped: bool = False) -> Callable[[], Awaitable[Any]]:
     from toolwire import Agent, FunctionModel, tool
     from toolwire.messages import Message
+    from toolwire.middleware import with_timeout
     from toolwire.models.testing import ModelRequest
+    from toolwire.tools import Tool
 
-    t = tool(bump)
+    t: Tool = tool(bump)
+    if wrapped:
+        # A middleware wrapper (a ToolWrapper), as hooks, tracing and MCP tools are: resolved
+        # again for every model request.
+        t = with_timeout(30)(t)
 
     async def run() -> Any:
         count = 0
@@ -238,6 +245,12 @@ async def main() -> None:
         print(f"toolwire per round with tracing, {ROUND_COUNTS[0]} rounds (us):")
         for label, value in traced.items():
             print(f"{label:>26}{value:>10.1f}  ({value / traced['off']:.2f}x off)")
+    plain = await best_of(toolwire_run(ROUND_COUNTS[0])) / ROUND_COUNTS[0] * 1e6
+    wrapped = await best_of(toolwire_run(ROUND_COUNTS[0], wrapped=True)) / ROUND_COUNTS[0] * 1e6
+    print(
+        f"toolwire per round with the tool wrapped by middleware, {ROUND_COUNTS[0]} rounds: "
+        f"{wrapped:.1f} us ({wrapped / plain:.2f}x the plain tool's {plain:.1f} us)"
+    )
     elapsed = await parallel_sleepers()
     print(f"20 calls of a 100 ms tool in one turn: {elapsed * 1000:.0f} ms in all")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 import anyio
 import httpx
@@ -40,6 +40,8 @@ _Args: TypeAlias = "str | bytes | Mapping[str, Any] | None"
 
 class ToolWrapper:
     """A tool that delegates everything to `wrapped`; subclasses override `invoke`."""
+
+    _toolwire_tool: ClassVar[bool] = True  # `as_tool` takes it without the protocol check
 
     def __init__(self, wrapped: Tool) -> None:
         self.wrapped = wrapped
