@@ -6,11 +6,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
-import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+if TYPE_CHECKING:
+    # Annotations only: anyio loads these on first use, and a run that does not stream never
+    # needs them (they are a noticeable share of `from toolwire import Agent`).
+    import anyio.abc
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from . import _loop  # pyright: ignore[reportPrivateUsage]
 from ._config import RunConfig, RunOptions

@@ -10,6 +10,7 @@ for that, `provider_state` holds JSON values only (adapters keep binary state as
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeAlias
@@ -232,17 +233,22 @@ Message: TypeAlias = Annotated[
     pydantic.Field(discriminator="kind"),
 ]
 
-_HISTORY: pydantic.TypeAdapter[list[Message]] = pydantic.TypeAdapter(
-    list[Message],
-    config=pydantic.ConfigDict(ser_json_bytes="base64", val_json_bytes="base64"),
-)
+
+@functools.cache
+def _history() -> pydantic.TypeAdapter[list[Message]]:
+    # Built on first use: building the schema of every message type costs a large share of
+    # `import toolwire` otherwise, and most runs never save a history.
+    return pydantic.TypeAdapter(
+        list[Message],
+        config=pydantic.ConfigDict(ser_json_bytes="base64", val_json_bytes="base64"),
+    )
 
 
 def dump_history(messages: Sequence[Message]) -> str:
     """A history as JSON text (bytes as base64)."""
-    return _HISTORY.dump_json(list(messages)).decode()
+    return _history().dump_json(list(messages)).decode()
 
 
 def load_history(data: str | bytes) -> list[Message]:
     """The history `dump_history` wrote."""
-    return _HISTORY.validate_json(data)
+    return _history().validate_json(data)

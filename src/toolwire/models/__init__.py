@@ -8,7 +8,7 @@ Provider adapters live in their own modules and are imported only when asked for
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import (
     Attempt,
@@ -32,17 +32,45 @@ from .base import (
     check_model_requests_allowed,
     forbid_model_requests,
 )
-from .testing import FunctionModel, ScriptedModel, TestModel
-from .wrappers import (
-    TRANSIENT_ERRORS,
-    CachedModel,
-    CompletionStore,
-    FallbackModel,
-    MemoryStore,
-    RetryModel,
-    RetryPolicy,
-    WrapperModel,
-)
+
+if TYPE_CHECKING:
+    from .testing import FunctionModel, ScriptedModel, TestModel
+    from .wrappers import (
+        TRANSIENT_ERRORS,
+        CachedModel,
+        CompletionStore,
+        FallbackModel,
+        MemoryStore,
+        RetryModel,
+        RetryPolicy,
+        WrapperModel,
+    )
+
+_LAZY: dict[str, str] = {
+    "FunctionModel": ".testing",
+    "ScriptedModel": ".testing",
+    "TestModel": ".testing",
+    "TRANSIENT_ERRORS": ".wrappers",
+    "CachedModel": ".wrappers",
+    "CompletionStore": ".wrappers",
+    "FallbackModel": ".wrappers",
+    "MemoryStore": ".wrappers",
+    "RetryModel": ".wrappers",
+    "RetryPolicy": ".wrappers",
+    "WrapperModel": ".wrappers",
+}
+"""Imported on first use: a run that needs neither the offline models nor the wrappers (the
+loop imports `models.base`, and so this package) does not pay for them."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "PROVIDERS",
