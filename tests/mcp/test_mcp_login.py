@@ -20,12 +20,20 @@ pytestmark = pytest.mark.anyio
 async def test_waits_for_the_redirect_and_ignores_other_requests() -> None:
     announced: list[str] = []
     opened: list[str] = []
-    async with LoopbackLogin(port=0, open_url=opened.append, announce=announced.append) as login:
+    browser_opened = anyio.Event()
+
+    def open_url(url: str) -> None:  # runs in a worker thread, as a real launcher does
+        opened.append(url)
+        anyio.from_thread.run_sync(browser_opened.set)
+
+    async with LoopbackLogin(port=0, open_url=open_url, announce=announced.append) as login:
         assert login.port > 0
         assert login.redirect_uri == f"http://127.0.0.1:{login.port}/callback"
         answers: list[httpx2.Response] = []
 
         async def browser() -> None:
+            # A person comes back only after the browser was sent to the URL.
+            await browser_opened.wait()
             async with httpx2.AsyncClient() as http:
                 answers.append(await http.get(f"http://127.0.0.1:{login.port}/favicon.ico"))
                 answers.append(await http.get(f"{login.redirect_uri}?code=c0de&state=s1"))
