@@ -19,6 +19,8 @@ import pytest
 from anthropic.types.beta import BetaMessage, BetaRawMessageStreamEvent
 from google.genai import types as gtypes
 from google.oauth2.credentials import Credentials
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai.types.responses import Response, ResponseStreamEvent
 
 from recordings.replay import ReplayServer, Reply, sse
@@ -34,7 +36,13 @@ from toolwire import (
     load_history,
     tool,
 )
-from toolwire.computer import answerable_calls, anthropic_action, gemini_action, openai_actions
+from toolwire.computer import (
+    GEMINI_COMPUTER_FUNCTIONS,
+    answerable_calls,
+    anthropic_action,
+    gemini_action,
+    openai_actions,
+)
 from toolwire.messages import AssistantMessage, Message, ServerToolCallBlock, UserMessage
 from toolwire.models.anthropic import AnthropicModel
 from toolwire.models.azure import azure
@@ -412,7 +420,8 @@ async def test_openai_ga_computer_call_and_its_output(closing: Closing) -> None:
             OpenAIResponsesModel("gpt-5.4", api_key="k", base_url=server.base_url + "/v1")
         )
         first = await model.complete("Fill the form", tools=[computer_use()])
-        [call] = [ComputerCall.from_block(b) for b in first.server_tool_calls]
+        [call] = first.computer_calls
+        assert [b.name for b in first.server_tool_calls] == ["computer_use"]
         assert [a.type for a in call.actions] == ["click", "type", "drag"]
         assert call.actions[2].path == [(1, 2), (30, 40)]
         assert call.safety_checks[0]["id"] == "sc_01"
@@ -607,15 +616,16 @@ async def test_gemini_declared_function_of_a_predefined_name_stays_a_function_ca
     assert completion.server_tool_calls == []
 
 
-async def test_gemini_streamed_computer_call(closing: Closing) -> None:
+@pytest.mark.parametrize("on_vertex", [False, True], ids=["gemini", "vertex"])
+async def test_gemini_streamed_computer_call(on_vertex: bool, closing: Closing) -> None:
     chunk = _gemini_body([{"functionCall": {"name": "click_at", "args": {"x": 10, "y": 990}}}])
     with ReplayServer([Reply.of_sse(sse([chunk]))]) as server:
-        model = closing(_gemini_model(server.base_url))
+        model = closing(_gemini_model(server.base_url, on_vertex=on_vertex))
         events = [e async for e in model.stream_complete("Click", tools=[computer_use()])]
     assert server.received[0].path.endswith(":streamGenerateContent")
     done = events[-1]
     assert isinstance(done, CompletionDone)
-    [call] = [ComputerCall.from_block(b) for b in done.completion.server_tool_calls]
+    [call] = done.completion.computer_calls
     assert call.actions[0].type == "click"
     assert call.actions[0].in_pixels(1000, 500).y == 495
 
@@ -713,3 +723,55 @@ async def test_a_paused_request_survives_the_durable_result_store(closing: Closi
     assert loaded.stop_reason == "external_calls"
     assert loaded.computer_calls == paused.computer_calls
     assert loaded.computer_calls[0].actions[0].x == 640
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+_FIELD_NAMES = st.sampled_from(
+    [
+        "action",
+        "type",
+        "coordinate",
+        "start_coordinate",
+        "text",
+        "x",
+        "y",
+        "keys",
+        "path",
+        "scroll_x",
+        "scroll_y",
+        "scroll_direction",
+        "scroll_amount",
+        "duration",
+        "ms",
+        "button",
+        "direction",
+        "magnitude",
+        "destination_x",
+        "destination_y",
+        "url",
+    ]
+)
+_HOSTILE = st.dictionaries(_FIELD_NAMES | st.text(max_size=6), _JSON, max_size=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=_HOSTILE, name=st.sampled_from(sorted(GEMINI_COMPUTER_FUNCTIONS)) | st.text(max_size=8))
+def test_hostile_provider_input_normalises_without_raising(data: dict[str, Any], name: str) -> None:
+    actions = [
+        anthropic_action(data),
+        *openai_actions({"actions": [data], "action": data}),
+        gemini_action(name, data),
+    ]
+    for action in actions:
+        assert isinstance(action.type, str)
+        for value in (action.x, action.y, action.amount, action.scroll_x, action.scroll_y):
+            assert value is None or isinstance(value, int)
+        again = ComputerAction.from_json(json.loads(json.dumps(action.to_json())))
+        assert again == action
+        assert action.in_pixels(800, 600).scale is None

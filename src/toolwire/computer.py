@@ -29,9 +29,14 @@ __all__ = [
     "ComputerAction",
     "ComputerCall",
     "answerable_calls",
+    "anthropic_action",
     "computer_block",
     "computer_result",
+    "gemini_action",
     "is_computer_call",
+    "lift_calls",
+    "openai_action",
+    "openai_actions",
 ]
 
 COMPUTER_CALL = "computer_use"

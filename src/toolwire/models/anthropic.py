@@ -280,7 +280,7 @@ class AnthropicModel(OwnsClient, ModelBase):
             (
                 str(t.get("name", "computer"))
                 for t in definitions
-                if str(t.get("type", "")).startswith("computer_")
+                if _COMPUTER_TYPE.match(str(t.get("type", "")))
             ),
             None,
         )
