@@ -211,7 +211,15 @@ async def test_a_stand_in_takes_exactly_what_its_row_takes(provider: str, kind: 
         "web_search": web_search,
         "web_fetch": web_fetch,
         "code_execution": code_execution,
-        "computer_use": lambda: computer_use(display_width=800, display_height=600),
+        # Each row's own shape: a screen size for Anthropic and Azure's preview tool, nothing
+        # for OpenAI's GA tool, an environment for Gemini.
+        "computer_use": lambda: (
+            computer_use(display_width=800, display_height=600)
+            if provider in ("anthropic", "azure")
+            else computer_use()
+            if provider == "openai"
+            else computer_use(environment="browser")
+        ),
     }[kind]()
     model = ScriptedModel(["ok"], provider=provider, model_name="openai/gpt-oss-120b")
     if SUPPORT[label][kind].supported and (provider, kind) != ("groq", "web_fetch"):

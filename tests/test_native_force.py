@@ -18,7 +18,7 @@ from test_native import (
     _served,
     city,
 )
-from toolwire import UnsupportedError, tool, web_fetch, web_search
+from toolwire import UnsupportedError, computer_use, tool, web_fetch, web_search
 from toolwire.models.anthropic import AnthropicModel
 from toolwire.models.base import ModelBase, ModelRequest, forbid_model_requests
 from toolwire.models.mistral import MistralModel
@@ -44,6 +44,12 @@ _REQUIRED_REFUSED = [
 ]
 
 
+def _spec_for(label: str, kind: str) -> Any:
+    if kind == "computer_use" and label in ("Gemini", "Vertex"):
+        return computer_use(environment="browser")  # Gemini takes no screen size
+    return _SPECS[kind]()
+
+
 def _model_for(label: str, kind: str) -> ModelBase:
     if (label, kind) == ("Groq", "web_fetch"):
         return chat_model("groq", "groq/compound", api_key="k")  # fetch exists on compound only
@@ -63,7 +69,9 @@ async def test_forcing_by_name_where_no_provider_can_raises_before_any_request(
 ) -> None:
     model = _model_for(label, kind)
     tools: list[Any] = (
-        [_SPECS[kind]()] if "compound" in model.model_name else [city, _SPECS[kind]()]
+        [_spec_for(label, kind)]
+        if "compound" in model.model_name
+        else [city, _spec_for(label, kind)]
     )
     # Requests are forbidden: reaching the wire would raise ModelRequestsForbidden instead.
     with forbid_model_requests(), pytest.raises(UnsupportedError) as caught:
@@ -79,7 +87,7 @@ async def test_required_with_only_unforceable_native_tools_raises_before_any_req
 ) -> None:
     model = _model_for(label, kind)
     with forbid_model_requests(), pytest.raises(UnsupportedError) as caught:
-        await model.complete("hi", tools=[_SPECS[kind]()], tool_choice="required")
+        await model.complete("hi", tools=[_spec_for(label, kind)], tool_choice="required")
     assert label in str(caught.value) and "required" in str(caught.value)
 
 

@@ -34,6 +34,11 @@ if TYPE_CHECKING:
         RunStream,
         run_loop,
     )
+    from .computer import (
+        ComputerAction,
+        ComputerCall,
+        computer_result,
+    )
     from .errors import (
         ArgumentProblem,
         DuplicateToolError,
@@ -168,6 +173,8 @@ __all__ = [
     "CompiledSchema",
     "Completion",
     "CompletionDone",
+    "ComputerAction",
+    "ComputerCall",
     "ContentPart",
     "Cost",
     "Dialect",
@@ -262,6 +269,7 @@ __all__ = [
     "code_execution",
     "compile_schema",
     "compose_hooks",
+    "computer_result",
     "computer_use",
     "dump_history",
     "error_result",
@@ -291,6 +299,9 @@ _HOMES: dict[str, str] = {
     "Completion": ".models",
     "CompletionDone": ".models",
     "ContentPart": ".results",
+    "ComputerAction": ".computer",
+    "ComputerCall": ".computer",
+    "computer_result": ".computer",
     "NativeTool": ".native",
     "code_execution": ".native",
     "computer_use": ".native",

@@ -20,6 +20,7 @@ import anyio
 
 from . import telemetry
 from ._util import maybe_await
+from .computer import ComputerCall, answerable_calls, is_computer_call
 from .errors import UsageLimitExceeded
 from .messages import (
     AssistantMessage,
@@ -107,10 +108,19 @@ class TraceEntry:
 
 @dataclass(slots=True)
 class PendingCall:
-    """A call the run stopped on: it needs approval, or the caller must answer it."""
+    """A call the run stopped on: it needs approval, or the caller must answer it.
+
+    Attributes:
+        call: The call (a computer-use request is a call named `"computer_use"` whose arguments
+            are the request's, as JSON).
+        reason: `"approval"`, `"external"` (a tool the caller runs) or `"computer"` (the model
+            asks for screen actions; answer with `computer_result(...)`).
+        computer: The computer-use request, normalised, when `reason == "computer"`.
+    """
 
     call: ToolCall
-    reason: Literal["approval", "external"]
+    reason: Literal["approval", "external", "computer"]
+    computer: ComputerCall | None = None
 
 
 @dataclass(slots=True)
@@ -156,8 +166,14 @@ class RunResult:
         ]
 
     @property
+    def computer_calls(self) -> list[ComputerCall]:
+        """The computer-use requests the run stopped on, waiting for the caller's screenshots."""
+        return [p.computer for p in self.pending if p.computer is not None]
+
+    @property
     def server_tool_calls(self) -> list[ServerToolCallBlock]:
-        """Every call of a provider-side tool (web search...) the provider ran in this run."""
+        """Every call of a provider-side tool in this run: the ones the provider ran (web
+        search...) and the computer-use requests it asked the caller to carry out."""
         return [
             b
             for m in self.new_messages
@@ -262,7 +278,7 @@ def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[str
         out.append(message)
         if isinstance(message, AssistantMessage):
             answered = set()
-            for call in message.tool_calls:
+            for call in answerable_calls(message):
                 open_calls[call.id] = call
     close_turn()
     return out, repairs
@@ -582,7 +598,7 @@ class _Run:
                 return
             completion = await self.ask()
             message = completion.message
-            calls = message.tool_calls
+            calls = answerable_calls(message)
             # The adapter owns the ids (see `CallIds`); the loop only checks them, and a turn that
             # breaks the contract ends the run before it enters the history.
             if calls and not _ids_look_unique(calls):
@@ -605,7 +621,7 @@ class _Run:
                 self.stop_reason = "completed"
                 return
             self.open_calls = calls
-            pending = self.pending_of(calls)
+            pending = self.pending_of(calls, message)
             if pending:
                 self.pending = pending
                 self.stop_reason = (
@@ -619,9 +635,20 @@ class _Run:
                 # A forced tool choice would force a call every round and the run would never end.
                 self.tool_choice = "auto"
 
-    def pending_of(self, calls: Sequence[ToolCallBlock]) -> list[PendingCall]:
+    def pending_of(
+        self, calls: Sequence[ToolCallBlock], message: AssistantMessage
+    ) -> list[PendingCall]:
+        computer = {
+            p.id: p
+            for p in message.parts
+            if isinstance(p, ServerToolCallBlock) and is_computer_call(p)
+        }
         pending: list[PendingCall] = []
         for call in calls:
+            if call.id in computer:
+                request = ComputerCall.from_block(computer[call.id])
+                pending.append(PendingCall(ToolCall.from_block(call), "computer", request))
+                continue
             tool = self.config.tools.get(call.name)
             if tool is None:
                 continue
@@ -802,13 +829,18 @@ class _Run:
         if approvals is None and results is None:
             return
         last = self.messages[-1] if self.messages else None
-        if not isinstance(last, AssistantMessage) or not last.tool_calls:
+        calls = answerable_calls(last) if isinstance(last, AssistantMessage) else []
+        if not calls:
             if approvals is not None or results is not None:
                 raise ValueError(
                     "there is no paused turn to resume: the history's last turn has no tool calls"
                 )
             return
-        calls = last.tool_calls
+        computer = {
+            p.id
+            for p in cast(AssistantMessage, last).parts
+            if isinstance(p, ServerToolCallBlock) and is_computer_call(p)
+        }
         approvals = approvals or {}
         results = results or {}
         # A decision for a call the paused turn does not hold is a mistake of the caller's (a
@@ -841,6 +873,8 @@ class _Run:
                     content=[TextPart(f"Error: not approved: {reason}")],
                     is_error=True,
                 )
+            elif call.id in computer:
+                undecided.append(f"{call.id} (computer use: needs a screenshot)")
             elif tool is not None and not tool.executable:
                 undecided.append(f"{call.id} ({call.name}: needs a result)")
             elif tool is not None and self.needs_approval(tool) and verdict is None:
@@ -963,7 +997,7 @@ def _prepare(
     if messages:
         last = messages[-1]
         # A paused turn's open calls are answered by resume_turn, not repaired away.
-        paused = resuming and isinstance(last, AssistantMessage) and bool(last.tool_calls)
+        paused = resuming and isinstance(last, AssistantMessage) and bool(answerable_calls(last))
         body = messages[:-1] if paused else messages
         fixed, repairs = repair_history(body)
         messages = [*fixed, last] if paused else fixed

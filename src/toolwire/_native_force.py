@@ -99,6 +99,12 @@ RESPONSES_FORCE: dict[str, Force] = {
         "`required`",
     ),
     "code_execution": Force('`{"type": "code_interpreter"}`', _by_type, _required, "`required`"),
+    "computer_use": Force(
+        '`{"type": "computer"}` (`computer_use_preview` on preview models)',
+        _by_type,
+        _required,
+        "`required`",
+    ),
 }
 ANTHROPIC_FORCE = Force(
     '`{"type": "tool", "name": ...}`; refused with extended thinking',

@@ -93,10 +93,11 @@ class NativeTool:
         return self.kind
 
     def options_for(self, provider: str) -> dict[str, Any]:
-        """The options with `provider`'s overrides merged in."""
+        """The options with `provider`'s overrides merged in (an override of `None` removes
+        the option for that provider, e.g. a screen size a provider does not take)."""
         merged = dict(self.options)
         merged.update(self.provider_overrides.get(provider, {}))
-        return merged
+        return {k: v for k, v in merged.items() if v is not None}
 
 
 def _spec(
@@ -202,6 +203,8 @@ def computer_use(
     **options: Any,
 ) -> NativeTool:
     """Computer use: the model asks for screen actions that the caller performs.
+
+    The requests come back as `ComputerCall`s (see `toolwire.computer`); toolwire acts on nothing.
 
     Args:
         display_width: The screen's width in pixels.
@@ -332,6 +335,84 @@ def _typed(type_: str) -> _Build:
     return build
 
 
+# --- computer use (the caller acts; see toolwire.computer) ---------------------------------------
+
+
+def _display(c: dict[str, Any], who: str) -> tuple[int, int]:
+    try:
+        return int(c["display_width"]), int(c["display_height"])
+    except KeyError:
+        raise UnsupportedError(
+            f"{who} needs the screen size: computer_use(display_width=..., display_height=...)"
+        ) from None
+
+
+def _anthropic_computer(c: dict[str, Any], e: dict[str, Any], _: _Context) -> NativePayload:
+    width, height = _display(c, "Anthropic's computer tool")
+    entry = {
+        "type": "computer_20250124",
+        "name": "computer",
+        "display_width_px": width,
+        "display_height_px": height,
+    }
+    return NativePayload([{**entry, **e}])
+
+
+_OPENAI_ENVIRONMENTS = ("windows", "mac", "linux", "ubuntu", "browser")
+
+
+def _responses_computer(preview_only: bool) -> _Build:
+    def build(c: dict[str, Any], e: dict[str, Any], ctx: _Context) -> NativePayload:
+        preview = (
+            preview_only
+            or e.get("type") == "computer_use_preview"
+            or ctx.model_name.startswith("computer-use-preview")
+        )
+        if not preview:
+            if c:
+                raise UnsupportedError(
+                    f"OpenAI's computer tool takes no {', '.join(sorted(c))} (the model reads "
+                    "the screen from the screenshots); computer_use_preview takes them: "
+                    'provider_overrides={"openai": {"type": "computer_use_preview"}}'
+                )
+            return NativePayload([{"type": "computer", **e}])
+        width, height = _display(c, "OpenAI's computer_use_preview")
+        environment = c.get("environment", "browser")
+        if environment not in _OPENAI_ENVIRONMENTS:
+            raise UnsupportedError(
+                f"computer_use_preview takes environment {', '.join(_OPENAI_ENVIRONMENTS)}, "
+                f"not {environment!r}"
+            )
+        entry = {
+            "type": "computer_use_preview",
+            "display_width": width,
+            "display_height": height,
+            "environment": environment,
+        }
+        # The preview model answers only with truncation on (OpenAI's computer use guide).
+        return NativePayload([{**entry, **e}], body={"truncation": "auto"})
+
+    return build
+
+
+_GEMINI_ENVIRONMENTS = {
+    "browser": "ENVIRONMENT_BROWSER",
+    "desktop": "ENVIRONMENT_DESKTOP",
+    "mobile": "ENVIRONMENT_MOBILE",
+}
+
+
+def _gemini_computer(c: dict[str, Any], e: dict[str, Any], _: _Context) -> NativePayload:
+    given = str(c.get("environment", "browser"))
+    environment = _GEMINI_ENVIRONMENTS.get(given.lower(), given)
+    if environment not in _GEMINI_ENVIRONMENTS.values():
+        raise UnsupportedError(
+            f"Gemini's computer_use takes environment {', '.join(_GEMINI_ENVIRONMENTS)}, "
+            f"not {given!r}"
+        )
+    return NativePayload([{"computer_use": {"environment": environment, **e}}])
+
+
 _GROQ_COMPOUND = {"web_search": "web_search", "web_fetch": "visit_website"}
 _GROQ_COMPOUND["code_execution"] = "code_interpreter"
 
@@ -397,7 +478,12 @@ _RESPONSES_ROW: dict[str, Cell] = {
     "code_execution": Cell(
         "code_interpreter", (), _responses_code, RESPONSES_FORCE["code_execution"]
     ),
-    "computer_use": _no("computer (not yet mapped by toolwire)"),
+    "computer_use": Cell(
+        "computer; computer_use_preview on computer-use-preview models",
+        ("display_width", "display_height", "environment"),
+        _responses_computer(preview_only=False),
+        RESPONSES_FORCE["computer_use"],
+    ),
 }
 
 
@@ -410,14 +496,22 @@ _GEMINI_ROW: dict[str, Cell] = {
     "web_search": Cell("google_search", (), _gemini("google_search"), GEMINI_FORCE),
     "web_fetch": Cell("url_context", (), _gemini("url_context"), GEMINI_FORCE),
     "code_execution": Cell("code_execution", (), _gemini("code_execution"), GEMINI_FORCE),
-    "computer_use": _no("computer_use (not yet mapped by toolwire)"),
+    "computer_use": Cell("computer_use", ("environment",), _gemini_computer, GEMINI_FORCE),
 }
 
 _NONE = "no provider-side tools"
 SUPPORT: dict[str, dict[str, Cell]] = {
     "OpenAI Responses": _RESPONSES_ROW,
     "OpenAI Chat": _chat_row("openai-responses:<model>"),
-    "Azure Responses": _RESPONSES_ROW,
+    "Azure Responses": {
+        **_RESPONSES_ROW,
+        "computer_use": Cell(
+            "computer_use_preview",
+            ("display_width", "display_height", "environment"),
+            _responses_computer(preview_only=True),
+            RESPONSES_FORCE["computer_use"],
+        ),
+    },
     "Azure Chat": _chat_row('azure(..., api="responses")'),
     "Anthropic": {
         "web_search": Cell(
@@ -433,7 +527,12 @@ SUPPORT: dict[str, dict[str, Cell]] = {
             ANTHROPIC_FORCE,
         ),
         "code_execution": Cell("code_execution_20250825", (), _anthropic_code, ANTHROPIC_FORCE),
-        "computer_use": _no("computer_20250124 (beta; not yet mapped by toolwire)"),
+        "computer_use": Cell(
+            "computer_20250124 (beta header sent)",
+            ("display_width", "display_height"),
+            _anthropic_computer,
+            ANTHROPIC_FORCE,
+        ),
     },
     "Gemini": _GEMINI_ROW,
     "Vertex": {

@@ -35,6 +35,7 @@ import pydantic_core
 from ._arguments import NullDropper
 from ._schema import problems_from_validation_error, value_adapter, value_schema
 from ._validate import SchemaValidator
+from .computer import answerable_calls
 from .errors import ArgumentProblem, OutputValidationError, UnsupportedError
 from .messages import (
     Message,
@@ -664,7 +665,7 @@ class RunOutput:
         if refusal is not None:
             self.refusal = refusal
             return "refused", []
-        calls = completion.message.tool_calls
+        calls = answerable_calls(completion.message)
         if self.mode == "tool":
             final = next((c for c in calls if c.name in self.names), None)
             if final is None:

@@ -26,9 +26,11 @@ from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync  # noqa: E
 
 from .. import _loop  # noqa: E402  # pyright: ignore[reportPrivateUsage]
 from .._loop import idempotency_key  # noqa: E402
+from ..computer import ComputerCall  # noqa: E402
 from ..messages import (  # noqa: E402
     AssistantMessage,
     Message,
+    ServerToolCallBlock,
     ToolCallBlock,
     ToolResultMessage,
     dump_history,
@@ -159,11 +161,25 @@ def load_result(data: str) -> _loop.RunResult:
         trace=[_loop.TraceEntry(**entry) for entry in raw["trace"]],
         stop_reason=raw["stop_reason"],
         pending=[
-            _loop.PendingCall(ToolCall(p["id"], p["name"], p["arguments"]), p["reason"])
+            _loop.PendingCall(
+                ToolCall(p["id"], p["name"], p["arguments"]),
+                p["reason"],
+                _computer_request(messages, p["id"]) if p["reason"] == "computer" else None,
+            )
             for p in raw["pending"]
         ],
         iterations=raw["iterations"],
     )
+
+
+def _computer_request(messages: Sequence[Message], call_id: str) -> ComputerCall | None:
+    """A paused computer-use request, read again from the turn that holds it."""
+    last = messages[-1] if messages else None
+    if isinstance(last, AssistantMessage):
+        for part in last.parts:
+            if isinstance(part, ServerToolCallBlock) and part.id == call_id:
+                return ComputerCall.from_block(part)
+    return None
 
 
 def _final_text(messages: Sequence[Message]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+from ..computer import computer_block, is_computer_call, openai_actions
 from ..errors import ModelResponseError, ModelStreamError
 from ..messages import (
     AssistantMessage,
@@ -247,6 +248,19 @@ def parse_output(
                 )
             )
             position += 1
+        elif kind == "computer_call":
+            call_id = _str(item.get("call_id"))
+            if call_id is None:
+                raise ModelResponseError(
+                    f"{provider} returned computer call {index} without a call_id"
+                )
+            checks = [_dict(c) for c in item.get("pending_safety_checks") or ()]
+            # The whole item goes back verbatim; the caller's screenshot answers its call_id.
+            parts.append(
+                computer_block(
+                    call_id, "openai", item, openai_actions(item), {"item": item}, checks
+                )
+            )
         else:
             _server_parts(item, index, parts)
     return parts
@@ -278,7 +292,7 @@ def parse_response(
     items = cast(list[Any], found)
     response_id = response.get("id")
     parts = parse_output(items, response_id, ids, taken, provider)
-    has_calls = any(isinstance(p, ToolCallBlock) for p in parts)
+    has_calls = any(isinstance(p, ToolCallBlock) or is_computer_call(p) for p in parts)
     finish, raw_finish = finish_of(response, has_calls)
     model = _str(response.get("model"))
     state: dict[str, Any] | None = {"request_id": request_id} if request_id else None

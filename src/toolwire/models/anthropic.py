@@ -13,6 +13,10 @@ Mapping:
 - Thinking blocks keep their `signature`, `redacted_thinking` its `data`, server tool blocks
   (`server_tool_use`, `web_search_tool_result`, ...) their whole raw block; all of it is sent back
   verbatim in the next request. Text citations become `Citation`s spanning their text block.
+- Computer use: a request with a `computer_*` tool goes through the SDK's beta client with the
+  tool version's beta header (`computer_20250124` -> `computer-use-2025-01-24`; more betas in
+  `settings.extra["betas"]`); the computer tool's `tool_use` blocks become computer-use requests
+  (`toolwire.computer`) and go back verbatim; the caller's answer is an ordinary `tool_result`.
 - `stop_reason: "pause_turn"` is continued automatically (at most `max_continuations` times) by
   sending the paused content back as the last assistant turn; the `Completion` holds everything
   the model produced, with usage summed over the requests.
@@ -38,9 +42,10 @@ import os
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from ..computer import anthropic_action, computer_block, is_computer_call, lift_calls
 from ..errors import (
     ModelConnectionError,
     ModelError,
@@ -52,6 +57,7 @@ from ..messages import (
     FilePart,
     Message,
     ReasoningBlock,
+    ServerToolCallBlock,
     SystemMessage,
     TextBlock,
     ToolCallBlock,
@@ -201,6 +207,7 @@ class AnthropicModel(OwnsClient, ModelBase):
             raws.append(part.raw)
             total = _merge(total, part)
         total.raw = raws[0] if len(raws) == 1 else raws
+        _lift_computer_calls(total.message, wire.computer)
         return total
 
     async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -231,6 +238,7 @@ class AnthropicModel(OwnsClient, ModelBase):
             wire = first.continued(total.message)
         assert total is not None
         total.raw = raws[0] if len(raws) == 1 else raws
+        _lift_computer_calls(total.message, first.computer)
         yield CompletionDone(total)
 
     # --- requests ---------------------------------------------------------------------------
@@ -271,20 +279,42 @@ class AnthropicModel(OwnsClient, ModelBase):
         from anthropic import NOT_GIVEN
 
         timeout = NOT_GIVEN if options.timeout is None else options.timeout
-        return _Request(self._model_name, messages, body, timeout)
+        betas = _betas(body.pop("betas", None), definitions)
+        computer = next(
+            (
+                str(t.get("name", "computer"))
+                for t in definitions
+                if _COMPUTER_TYPE.match(str(t.get("type", "")))
+            ),
+            None,
+        )
+        return _Request(self._model_name, messages, body, timeout, betas, computer)
 
     async def _send(self, request: _Request, ids: CallIds) -> Completion:
         from anthropic import APIConnectionError, APIStatusError, APITimeoutError
 
         try:
-            response = await self._client().messages.with_raw_response.create(
-                model=request.model,
-                max_tokens=request.max_tokens,
-                messages=cast(Any, request.messages),
-                stream=False,
-                extra_body=request.extra_body,
-                timeout=request.timeout,
-            )
+            client = self._client()
+            if request.betas:
+                # The SDK's beta namespace sends the `anthropic-beta` header (and `?beta=true`).
+                response = await client.beta.messages.with_raw_response.create(
+                    model=request.model,
+                    max_tokens=request.max_tokens,
+                    messages=cast(Any, request.messages),
+                    stream=False,
+                    betas=cast(Any, request.betas),
+                    extra_body=request.extra_body,
+                    timeout=request.timeout,
+                )
+            else:
+                response = await client.messages.with_raw_response.create(
+                    model=request.model,
+                    max_tokens=request.max_tokens,
+                    messages=cast(Any, request.messages),
+                    stream=False,
+                    extra_body=request.extra_body,
+                    timeout=request.timeout,
+                )
             payload: bytes = await response.read()
         except APIStatusError as exc:
             raise _status_error(exc) from exc
@@ -310,14 +340,22 @@ class AnthropicModel(OwnsClient, ModelBase):
         import httpx2
         from anthropic import APIConnectionError, APIStatusError, APITimeoutError
 
+        client = self._client()
+        create: Callable[..., Any] = (
+            client.beta.messages.with_streaming_response.create
+            if request.betas
+            else client.messages.with_streaming_response.create
+        )
+        betas: dict[str, Any] = {"betas": request.betas} if request.betas else {}
         try:
-            async with self._client().messages.with_streaming_response.create(
+            async with create(
                 model=request.model,
                 max_tokens=request.max_tokens,
                 messages=cast(Any, request.messages),
                 stream=True,
                 extra_body=request.extra_body,
                 timeout=request.timeout,
+                **betas,
             ) as response:
                 async for data in iter_sse(response.iter_lines()):
                     event = assembler.feed(data)
@@ -344,6 +382,8 @@ class _Request:
     messages: list[dict[str, Any]]
     body: dict[str, Any]
     timeout: Any  # seconds, or the SDK's "not given"
+    betas: list[str] = field(default_factory=list[str])
+    computer: str | None = None  # the computer tool's name, when the request has one
 
     @property
     def max_tokens(self) -> int:
@@ -363,7 +403,44 @@ class _Request:
             [*self.messages, {"role": "assistant", "content": content}],
             self.body,
             self.timeout,
+            self.betas,
+            self.computer,
         )
+
+
+_COMPUTER_TYPE = re.compile(r"^computer_(\d{4})(\d{2})(\d{2})$")
+
+
+def _betas(given: object, tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The beta features a request needs: the caller's (`betas` in the settings) and each
+    computer tool version's header (`computer_20250124` -> `computer-use-2025-01-24`)."""
+    betas: list[str] = []
+    if isinstance(given, str):
+        betas.append(given)
+    elif isinstance(given, Sequence):
+        betas.extend(str(b) for b in cast(Sequence[object], given))
+    for tool in tools:
+        match = _COMPUTER_TYPE.match(str(tool.get("type", "")))
+        if match is not None:
+            beta = "computer-use-{}-{}-{}".format(*match.groups())
+            if beta not in betas:
+                betas.append(beta)
+    return betas
+
+
+def _lift_computer_calls(message: AssistantMessage, name: str | None) -> None:
+    """The turn's calls of the computer tool, as computer-use requests for the caller."""
+    if name is None:
+        return
+
+    def build(call: ToolCallBlock) -> ServerToolCallBlock:
+        data = _input(call.arguments)
+        raw: dict[str, Any] = {"type": "tool_use", "id": call.id, "name": call.name, "input": data}
+        if call.provider_state and "caller" in call.provider_state:
+            raw["caller"] = call.provider_state["caller"]
+        return computer_block(call.id, "anthropic", data, [anthropic_action(data)], {"raw": raw})
+
+    lift_calls(message, lambda call: call.name == name, build)
 
 
 def _merge(first: Completion, then: Completion) -> Completion:
@@ -456,6 +533,7 @@ def _wire_messages(
     """
     system: list[str] = []
     wire: list[dict[str, Any]] = []
+    dropped: set[str] = set()  # computer requests of other providers' turns, and their answers
 
     def push(role: str, content: list[dict[str, Any]]) -> None:
         if not content:
@@ -471,8 +549,15 @@ def _wire_messages(
         elif isinstance(message, UserMessage):
             push("user", _non_empty([_user_part(p) for p in message.content]))
         elif isinstance(message, AssistantMessage):
-            push("assistant", _assistant_content(message, owns(message)))
-        else:
+            own = owns(message)
+            if not own:
+                dropped.update(
+                    p.id
+                    for p in message.parts
+                    if isinstance(p, ServerToolCallBlock) and is_computer_call(p)
+                )
+            push("assistant", _assistant_content(message, own))
+        elif message.call_id not in dropped:
             push("user", [_tool_result(message)])
     # Anthropic refuses a blank system prompt; a system message in the middle of the history joins
     # the others, since the API has one system prompt.

@@ -54,6 +54,7 @@ from ..tools import DefinitionDialect, Tool, ToolDefinition, ToolLike
 from ..usage import Usage
 
 if TYPE_CHECKING:
+    from ..computer import ComputerCall
     from ..output import OutputType, ParseResult, PartialOutput
 
 _T = TypeVar("_T")
@@ -200,6 +201,13 @@ class Completion:
     @property
     def server_tool_calls(self) -> list[ServerToolCallBlock]:
         return [b for b in self.message.parts if isinstance(b, ServerToolCallBlock)]
+
+    @property
+    def computer_calls(self) -> list[ComputerCall]:
+        """The computer-use requests of this answer, for the caller to carry out and answer."""
+        from ..computer import ComputerCall, is_computer_call
+
+        return [ComputerCall.from_block(b) for b in self.server_tool_calls if is_computer_call(b)]
 
     @property
     def reasoning(self) -> str:

@@ -15,6 +15,10 @@ Mapping:
   `{"code_execution": {}}`) are added beside them as given. When both kinds are sent to the Gemini
   API, `include_server_side_tool_invocations` is set (Gemini 3 needs it to mix them; Vertex
   refuses it).
+- Computer use: with `computer_use` among the tools, calls of its predefined functions
+  (`click_at`, `type_text_at`, ...) become computer-use requests (`toolwire.computer`) unless a
+  function of that name is declared; the caller's answer goes back as that function's
+  `functionResponse` with the screenshot as a part.
 - `tool_choice`: `"auto"` (the default, not sent), `"none"` -> `NONE`, `"required"` -> `ANY`, a
   tool's name -> `ANY` with that name allowed; a mapping is the `function_calling_config` itself
   (e.g. `{"mode": "ANY", "allowed_function_names": ["a", "b"]}`).
@@ -39,6 +43,14 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from ..computer import (
+    GEMINI_COMPUTER_FUNCTIONS,
+    ComputerCall,
+    computer_block,
+    gemini_action,
+    is_computer_call,
+    lift_calls,
+)
 from ..errors import (
     MissingApiKeyError,
     ModelConnectionError,
@@ -51,6 +63,7 @@ from ..messages import (
     FilePart,
     Message,
     ReasoningBlock,
+    ServerToolCallBlock,
     SystemMessage,
     TextBlock,
     ToolCallBlock,
@@ -193,7 +206,9 @@ class GeminiModel(OwnsClient, ModelBase):
         except Exception as exc:
             raise self._error(exc) from exc
         assembler.feed(response)
-        return assembler.completion()
+        completion = assembler.completion()
+        _lift_computer_calls(completion.message, request)
+        return completion
 
     async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Text, reasoning and tool-call deltas, then `CompletionDone`."""
@@ -218,7 +233,9 @@ class GeminiModel(OwnsClient, ModelBase):
                     yield event
         finally:
             await stream.aclose()
-        yield CompletionDone(assembler.completion())
+        completion = assembler.completion()
+        _lift_computer_calls(completion.message, request)
+        yield CompletionDone(completion)
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -388,6 +405,7 @@ def wire_contents(
     """
     system: list[str] = []
     contents: list[dict[str, Any]] = []
+    computer: dict[str, ComputerCall | None] = {}  # requests by call id; None: not sent back
 
     def push(role: str, parts: list[Any]) -> None:
         if not parts:
@@ -404,7 +422,15 @@ def wire_contents(
         elif isinstance(message, UserMessage):
             push(_ROLE_USER, [_user_part(p) for p in message.content])
         elif isinstance(message, AssistantMessage):
-            push(_ROLE_MODEL, _model_parts(message, owns(message)))
+            own = owns(message)
+            for part in message.parts:
+                if isinstance(part, ServerToolCallBlock) and is_computer_call(part):
+                    computer[part.id] = ComputerCall.from_block(part) if own else None
+            push(_ROLE_MODEL, _model_parts(message, own))
+        elif message.call_id in computer:
+            call = computer[message.call_id]
+            if call is not None:
+                push(_ROLE_USER, [_computer_response(message, call)])
         else:
             push(_ROLE_USER, [_function_response(message)])
     return "\n\n".join(system), contents
@@ -433,6 +459,14 @@ def _model_parts(message: AssistantMessage, same: bool) -> list[Any]:
             out.append(_signed({"function_call": call}, signature))
         elif not same:
             continue  # reasoning and server-side parts stay with the provider that wrote them
+        elif isinstance(part, ServerToolCallBlock) and is_computer_call(part):
+            raw = cast(Mapping[str, Any], ComputerCall.from_block(part).raw or {})
+            wire_call: dict[str, Any] = {
+                "id": part.id,
+                "name": raw.get("name"),
+                "args": raw.get("args") or {},
+            }
+            out.append(_signed({"function_call": wire_call}, signature))
         elif isinstance(part, ReasoningBlock):
             if part.text or signature is not None:
                 out.append(_signed({"text": part.text, "thought": True}, signature))
@@ -498,6 +532,63 @@ def _function_response(message: ToolResultMessage) -> dict[str, Any]:
     else:
         response = {"output": value}
     wire: dict[str, Any] = {"id": message.call_id, "name": message.name, "response": response}
+    if media:
+        wire["parts"] = media
+    return {"function_response": wire}
+
+
+def _lift_computer_calls(message: AssistantMessage, request: ModelRequest) -> None:
+    """The turn's calls of Gemini's predefined computer functions, as computer-use requests
+    (only with `computer_use` among the tools, and not where the caller declared a function of
+    that name or excluded it)."""
+    names: set[str] = set()
+    for tool in cast(list[object], request.native_tools):
+        if not isinstance(tool, Mapping):
+            continue
+        fields = cast(Mapping[str, Any], tool)
+        entry: object = fields.get("computer_use", fields.get("computerUse"))
+        if isinstance(entry, Mapping):
+            excluded = cast(Mapping[str, Any], entry).get("excluded_predefined_functions") or ()
+            names |= set(GEMINI_COMPUTER_FUNCTIONS) - set(cast(Sequence[str], excluded))
+    names -= {d.name for d in request.definitions}
+    if not names:
+        return
+
+    def build(call: ToolCallBlock) -> ServerToolCallBlock:
+        args = _args(call.arguments)
+        checks: list[dict[str, Any]] = []
+        decision = args.get("safety_decision")
+        if isinstance(decision, Mapping):
+            checks.append(dict(cast(Mapping[str, Any], decision)))
+        raw = {"name": call.name, "args": args}
+        action = gemini_action(call.name, args)
+        return computer_block(call.id, "gemini", raw, [action], call.provider_state, checks)
+
+    lift_calls(message, lambda call: call.name in names, build)
+
+
+def _computer_response(message: ToolResultMessage, call: ComputerCall) -> dict[str, Any]:
+    """The caller's answer to a computer function call: its `functionResponse`, under the
+    function's own name, with the screenshot as a part and the page's URL when given."""
+    raw = cast(Mapping[str, Any], call.raw or {})
+    response: dict[str, Any] = {}
+    structured: object = message.structured
+    if isinstance(structured, Mapping):
+        response.update(cast(Mapping[str, Any], structured))
+    text = "\n".join(p.text for p in message.content if isinstance(p, TextPart))
+    if message.is_error:
+        response["error"] = text or "The action failed without a message."
+    elif text:
+        response["output"] = text
+    if call.safety_checks:
+        # Answering the request is the caller's confirmation of the action it asked about.
+        response["safety_acknowledgement"] = "true"
+    wire: dict[str, Any] = {"id": call.id, "name": raw.get("name"), "response": response}
+    media = [
+        {"inline_data": {"data": p.data, "mime_type": p.mime_type}}
+        for p in message.content
+        if isinstance(p, ImagePart) and p.data is not None
+    ]
     if media:
         wire["parts"] = media
     return {"function_response": wire}

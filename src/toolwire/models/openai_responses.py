@@ -18,7 +18,10 @@ Mapping:
 - Output items: `message` text parts become `TextBlock`s (item id kept; `url_citation` and file
   annotations become `Citation`s), refusals a `TextBlock` marked `{"refusal": True}`; `reasoning`
   items a `ReasoningBlock` (summary text) holding the whole item (id, summary, encrypted content);
-  `function_call` items a `ToolCallBlock` (`call_id` as its id, the item id kept); every other item
+  `function_call` items a `ToolCallBlock` (`call_id` as its id, the item id kept); `computer_call`
+  items a computer-use request (`toolwire.computer`, answered by a `computer_call_output` holding
+  the caller's screenshot, its safety checks acknowledged, any text after it as a user message);
+  every other item
   (`web_search_call`, `file_search_call`, `code_interpreter_call`, `mcp_call`, unknown types) a
   `ServerToolCallBlock` holding the raw item, plus a `ServerToolResultBlock` with its result.
 
@@ -40,6 +43,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from ..computer import ComputerCall, is_computer_call
 from ..errors import (
     ModelConnectionError,
     ModelError,
@@ -292,7 +296,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         body: dict[str, Any] = {"model": self._model_name}
         if instructions:
             body["instructions"] = instructions
-        body["input"] = self.wire_input(messages)
+        body["input"] = self.wire_input(messages, self._computer_calls(request.messages))
         if previous is not None:
             body["previous_response_id"] = previous
         body["stream"] = stream
@@ -352,8 +356,30 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
                 return message.id, [*system, *messages[index + 1 :]]
         return None, messages
 
-    def wire_input(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
-        """The history as Responses input items (system messages excepted: `instructions`)."""
+    def _computer_calls(self, messages: Sequence[Message]) -> dict[str, ComputerCall | None]:
+        """The history's computer-use requests by call id: the request when this API wrote it,
+        `None` when another provider did (its request and answer are not sent)."""
+        found: dict[str, ComputerCall | None] = {}
+        for message in messages:
+            if isinstance(message, AssistantMessage):
+                own = self.owns(message)
+                for part in message.parts:
+                    if isinstance(part, ServerToolCallBlock) and is_computer_call(part):
+                        found[part.id] = ComputerCall.from_block(part) if own else None
+        return found
+
+    def wire_input(
+        self,
+        messages: Sequence[Message],
+        computer: Mapping[str, ComputerCall | None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The history as Responses input items (system messages excepted: `instructions`).
+
+        `computer` holds the whole history's computer-use requests (`_computer_calls`), which a
+        continued conversation no longer sends but whose answers it does.
+        """
+        if computer is None:
+            computer = self._computer_calls(messages)
         out: list[dict[str, Any]] = []
         for message in messages:
             if isinstance(message, SystemMessage):
@@ -362,6 +388,10 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
                 out.append({"role": "user", "content": _user_content(message)})
             elif isinstance(message, AssistantMessage):
                 out.extend(self._assistant(message))
+            elif message.call_id in computer:
+                call = computer[message.call_id]
+                if call is not None:
+                    out.extend(_computer_output(message, call))
             else:
                 out.append(_tool_output(message))
         return out
@@ -568,6 +598,33 @@ def _tool_output(message: ToolResultMessage) -> dict[str, Any]:
     if media:
         output = [{"type": "input_text", "text": text}, *media]
     return {"type": "function_call_output", "call_id": message.call_id, "output": output}
+
+
+def _computer_output(message: ToolResultMessage, call: ComputerCall) -> list[dict[str, Any]]:
+    """The caller's answer to a computer call: the screenshot as `computer_call_output` (its
+    safety checks acknowledged), and any text after it as a user message, since the output item
+    holds an image only."""
+    image = next((p for p in message.content if isinstance(p, ImagePart)), None)
+    if image is None:
+        raise UnsupportedError(
+            f"OpenAI's computer_call_output takes a screenshot, and the answer to computer call "
+            f"{call.id!r} has none; answer with the screen as it is, and the error as text"
+        )
+    url = image.url if image.url is not None else _data_url(image.mime_type, image.data or b"")
+    item: dict[str, Any] = {
+        "type": "computer_call_output",
+        "call_id": call.id,
+        "output": {"type": "computer_screenshot", "image_url": url},
+    }
+    if call.safety_checks:
+        item["acknowledged_safety_checks"] = [
+            {k: c[k] for k in ("id", "code", "message") if k in c} for c in call.safety_checks
+        ]
+    out = [item]
+    text = "\n".join(p.text for p in message.content if isinstance(p, TextPart))
+    if text.strip():
+        out.append({"role": "user", "content": text})
+    return out
 
 
 def _data_url(mime_type: str, data: bytes) -> str:
