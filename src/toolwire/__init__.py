@@ -142,6 +142,7 @@ if TYPE_CHECKING:
         text_result,
     )
     from .tools import (
+        AuthInfo,
         FunctionTool,
         Tool,
         ToolAnnotations,
@@ -163,6 +164,7 @@ __all__ = [
     "AssistantMessage",
     "Attempt",
     "AudioPart",
+    "AuthInfo",
     "CachedModel",
     "Citation",
     "CompiledSchema",
@@ -365,6 +367,7 @@ _HOMES: dict[str, str] = {
     "ToolCallBlock": ".messages",
     "ToolCallDelta": ".models",
     "ToolContext": ".tools",
+    "AuthInfo": ".tools",
     "ToolDefinition": ".tools",
     "ToolError": ".errors",
     "ToolInvocation": ".middleware",

@@ -24,10 +24,12 @@ from .registry import (
     StaticMcpRegistry,
     run_agent,
 )
+from .resource_auth import Introspection, ProtectedResource, TokenVerifier
 from .server import LOCAL_HOSTS, build_server, create_app, serve
 
 __all__ = [
     "APPROVAL_META_KEY",
+    "Introspection",
     "LOCAL_HOSTS",
     "McpAuthError",
     "McpClient",
@@ -40,8 +42,10 @@ __all__ = [
     "McpTool",
     "McpToolRegistry",
     "McpToolSpec",
+    "ProtectedResource",
     "StaticMcpRegistry",
     "StdioServerParameters",
+    "TokenVerifier",
     "build_server",
     "create_app",
     "from_mcp",
