@@ -13,8 +13,10 @@ import contextlib
 import hashlib
 import hmac
 import json
+import os
 import selectors
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ from jwt.algorithms import ECAlgorithm
 from conftest import HERE, NODE_BIN, free_port, node_env, require_node_tool, serve_app
 from toolwire import AuthInfo, ToolContext, tool
 from toolwire.errors import InvalidTokenError
-from toolwire.mcp import Introspection, McpClient, ProtectedResource, create_app
+from toolwire.mcp import McpClient, ProtectedResource, TokenIntrospection, create_app
 from toolwire.mcp.auth import ClientCredentials
 
 pytestmark = pytest.mark.anyio
@@ -581,7 +583,7 @@ async def test_a_token_in_the_query_string_is_never_accepted(servers: AuthServer
 
 
 def _introspecting(servers: AuthServers, **options: Any) -> Any:
-    setup = Introspection(*RS, **options)
+    setup = TokenIntrospection(*RS, **options)
     oauth = ProtectedResource(
         resource=servers.resource,
         authorization_server=servers.opaque_issuer,
@@ -642,7 +644,7 @@ async def test_introspection_with_a_wrong_secret_is_a_503_not_a_401(
 ) -> None:
     """The AS refusing *us* says nothing about the client's token: it must not re-authorize."""
     token = servers.token(servers.opaque_issuer)
-    setup = Introspection(RS[0], "wrong-secret")
+    setup = TokenIntrospection(RS[0], "wrong-secret")
     oauth = ProtectedResource(
         resource=servers.resource,
         authorization_server=servers.opaque_issuer,
@@ -699,8 +701,8 @@ def test_configuration_mistakes_are_refused_early() -> None:
     with pytest.raises(ValueError, match="valid OAuth scope"):
         ProtectedResource(**good, scopes=['bad"scope'])
     with pytest.raises(ValueError, match="not both"):
-        ProtectedResource(**good, introspection=Introspection("a", "b"), verifier=_Verifier())
-    assert "hunter2" not in repr(Introspection("rs", "hunter2"))
+        ProtectedResource(**good, introspection=TokenIntrospection("a", "b"), verifier=_Verifier())
+    assert "hunter2" not in repr(TokenIntrospection("rs", "hunter2"))
 
 
 class _Verifier:
@@ -719,3 +721,134 @@ async def test_a_verifier_of_ones_own(servers: AuthServers) -> None:
     assert refused.status_code == 401
     assert "unknown to this verifier" in _challenge(refused)
     assert result.structured is not None and result.structured["subject"] == "u1"
+
+
+# --- toolwire serve ------------------------------------------------------------------------------
+
+TOOLWIRE_SERVE = [sys.executable, "-m", "toolwire.cli", "serve", "--prebuilt"]
+
+
+def _serve_cli(
+    servers: AuthServers, *args: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [*TOOLWIRE_SERVE, "--port", str(servers.port), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()  # printed once the socket listens
+    if url != servers.resource:
+        proc.kill()
+        pytest.fail(f"toolwire serve did not start: {proc.communicate(timeout=30)[1]}")
+    return proc
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.communicate(timeout=30)
+
+
+async def test_serve_cli_with_jwt_validation_and_a_tool_scope(servers: AuthServers) -> None:
+    proc = _serve_cli(
+        servers,
+        "--auth-issuer",
+        servers.jwt_issuer,
+        "--auth-scope",
+        "tools:read",
+        "--auth-tool-scope",
+        "calculator=tools:admin",
+    )
+    try:
+        anonymous = await _post(servers.resource)
+        async with httpx.AsyncClient() as http:
+            where = f"http://127.0.0.1:{servers.port}/.well-known/oauth-protected-resource/mcp"
+            metadata = (await http.get(where)).json()
+        async with McpClient(servers.resource, auth_token=servers.token()) as client:
+            listed = {spec.name for spec in await client.list_tools()}
+            allowed = await client.call_tool("current_datetime", {})
+            refused = await client.call_tool("calculator", {"expression": "2+2"})
+        admin = servers.token(scope="tools:read tools:admin")
+        async with McpClient(servers.resource, auth_token=admin) as client:
+            computed = await client.call_tool("calculator", {"expression": "2+2"})
+    finally:
+        _stop(proc)
+    assert anonymous.status_code == 401
+    assert 'scope="tools:read"' in _challenge(anonymous)
+    assert metadata["authorization_servers"] == [servers.jwt_issuer]
+    assert metadata["scopes_supported"] == ["tools:read", "tools:admin"]
+    assert "calculator" in listed
+    assert not allowed.is_error
+    assert refused.is_error and "insufficient_scope" in refused.text
+    assert not computed.is_error and "4" in computed.text
+
+
+async def test_serve_cli_with_introspection(servers: AuthServers) -> None:
+    proc = _serve_cli(
+        servers,
+        "--auth-issuer",
+        servers.opaque_issuer,
+        "--auth-introspection-client",
+        RS[0],
+        env={"TOOLWIRE_INTROSPECTION_SECRET": RS[1]},
+    )
+    try:
+        good = await _post(servers.resource, servers.token(servers.opaque_issuer))
+        bad = await _post(servers.resource, "made-up")
+    finally:
+        _stop(proc)
+    assert good.status_code == 200
+    assert bad.status_code == 401 and "not active" in _challenge(bad)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--auth-scope", "a"], "need --auth-issuer"),
+        (["--auth-issuer", "https://as.example", "--token", "t"], "give one or the other"),
+        (["--auth-issuer", "http://as.example"], "must use https"),
+        (["--auth-issuer", "https://as.example", "--auth-tool-scope", "calculator"], "TOOL=SCOPE"),
+        (["--auth-issuer", "https://as.example", "--auth-tool-scope", "nope=a"], "not served"),
+        (["--auth-issuer", "https://as.example", "--auth-introspection-client", "rs"], "SECRET"),
+    ],
+)
+def test_serve_cli_refuses_bad_auth_options(args: list[str], message: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLWIRE_")}
+    done = subprocess.run(
+        [*TOOLWIRE_SERVE, "--port", "0", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_serve_cli_beyond_loopback_with_oauth_needs_no_token() -> None:
+    """OAuth protects the tools, so serving on every interface is allowed without a token."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLWIRE_")}
+    done = subprocess.run(
+        [
+            *TOOLWIRE_SERVE,
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--auth-issuer",
+            "http://127.0.0.1:1",
+            "--auth-scope",
+            'bad"scope',
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    # It gets past the "no token beyond loopback" refusal, to the check of the scope itself.
+    assert done.returncode == 1
+    assert "refusing to serve" not in done.stderr
+    assert "not a valid OAuth scope" in done.stderr

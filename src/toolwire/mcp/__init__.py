@@ -24,12 +24,11 @@ from .registry import (
     StaticMcpRegistry,
     run_agent,
 )
-from .resource_auth import Introspection, ProtectedResource, TokenVerifier
+from .resource_auth import ProtectedResource, TokenIntrospection, TokenVerifier
 from .server import LOCAL_HOSTS, build_server, create_app, serve
 
 __all__ = [
     "APPROVAL_META_KEY",
-    "Introspection",
     "LOCAL_HOSTS",
     "McpAuthError",
     "McpClient",
@@ -45,6 +44,7 @@ __all__ = [
     "ProtectedResource",
     "StaticMcpRegistry",
     "StdioServerParameters",
+    "TokenIntrospection",
     "TokenVerifier",
     "build_server",
     "create_app",

@@ -47,9 +47,9 @@ from .server import AUTH_SCOPE_KEY, is_loopback
 
 __all__ = [
     "DEFAULT_ALGORITHMS",
-    "Introspection",
     "OAuthGuard",
     "ProtectedResource",
+    "TokenIntrospection",
     "TokenVerifier",
     "ToolScopeCheck",
 ]
@@ -94,7 +94,7 @@ class AuthServerUnavailable(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Introspection:
+class TokenIntrospection:
     """Validate tokens by RFC 7662 introspection instead of as JWTs.
 
     Attributes:
@@ -146,7 +146,7 @@ class ProtectedResource:
     scopes: Sequence[str] = ()
     tool_scopes: Mapping[str, Sequence[str]] = field(default_factory=dict[str, Sequence[str]])
     audience: str | Sequence[str] | None = None
-    introspection: Introspection | None = None
+    introspection: TokenIntrospection | None = None
     verifier: TokenVerifier | None = None
     jwks_uri: str | None = None
     algorithms: Sequence[str] = DEFAULT_ALGORITHMS
@@ -482,7 +482,7 @@ class _IntrospectionVerifier:
 
     _MAX_CACHED = 10_000
 
-    def __init__(self, config: ProtectedResource, introspection: Introspection) -> None:
+    def __init__(self, config: ProtectedResource, introspection: TokenIntrospection) -> None:
         self.config = config
         self.introspection = introspection
         self.server = _AuthServer(config.authorization_server)

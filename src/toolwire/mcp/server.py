@@ -548,6 +548,7 @@ async def serve(
     stdio: bool = False,
     name: str = "toolwire",
     auth_token: str | None = None,
+    oauth: ProtectedResource | None = None,
     stateless: bool = False,
     allowed_hosts: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -566,11 +567,12 @@ async def serve(
         stdio: Speak MCP over this process's stdin/stdout instead of HTTP.
         name: The server name given to clients.
         auth_token: Require `Authorization: Bearer <auth_token>` (HTTP only).
+        oauth: Accept OAuth access tokens instead (HTTP only); see `create_app`.
         stateless: Keep no sessions (HTTP only).
         allowed_hosts: Host names accepted besides the local ones, e.g. the public name.
         options: Extra `uvicorn.Config` settings.
-        allow_anonymous: Serve beyond the loopback interface without `auth_token`; refused
-            otherwise, since anyone who reaches the port could call the tools.
+        allow_anonymous: Serve beyond the loopback interface without `auth_token` or `oauth`;
+            refused otherwise, since anyone who reaches the port could call the tools.
         max_body_bytes: See `create_app`.
         upload_timeout: See `create_app`.
         max_sessions: See `create_app`.
@@ -589,10 +591,10 @@ async def serve(
 
     import uvicorn
 
-    if auth_token is None and not allow_anonymous and not is_loopback(host):
+    if auth_token is None and oauth is None and not allow_anonymous and not is_loopback(host):
         raise ValueError(
             f"Serving on {host} without auth_token lets anyone who reaches the port call the "
-            "tools; give auth_token, or allow_anonymous=True to do it anyway."
+            "tools; give auth_token or oauth, or allow_anonymous=True to do it anyway."
         )
     hosts = [*LOCAL_HOSTS, *(allowed_hosts or ())]
     if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
@@ -601,6 +603,7 @@ async def serve(
         tools,
         name=name,
         auth_token=auth_token,
+        oauth=oauth,
         stateless=stateless,
         allowed_hosts=hosts,
         max_body_bytes=max_body_bytes,
