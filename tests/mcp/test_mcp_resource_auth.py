@@ -120,7 +120,6 @@ class AuthServers:
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServers]:
-    node = require_node_tool("node")
     port = free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     other_resource = f"http://127.0.0.1:{port}/other"
@@ -161,8 +160,16 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServers]:
             },
         ]
     }
-    path = tmp_path_factory.mktemp("oauth") / "servers.json"
-    path.write_text(json.dumps(config))
+    with _authorization_servers(tmp_path_factory.mktemp("oauth"), config["servers"]):
+        yield AuthServers(resource, other_resource, *issuers, key=key, kid="as-main", port=port)
+
+
+@contextlib.contextmanager
+def _authorization_servers(folder: Path, entries: list[dict[str, Any]]) -> Iterator[None]:
+    """oauth_server.mjs serving `entries` until the block ends."""
+    node = require_node_tool("node")
+    path = folder / "servers.json"
+    path.write_text(json.dumps({"servers": entries}))
     log = path.with_suffix(".log").open("wb")
     proc = subprocess.Popen(
         [node, str(HERE / "oauth_server.mjs"), str(path), str(NODE_BIN.parent)],
@@ -171,8 +178,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServers]:
         env=node_env(),
     )
     try:
-        _wait_ready(proc, len(issuers), path.with_suffix(".log"))
-        yield AuthServers(resource, other_resource, *issuers, key=key, kid="as-main", port=port)
+        _wait_ready(proc, len(entries), path.with_suffix(".log"))
+        yield
     finally:
         proc.kill()
         proc.wait(timeout=10)
@@ -184,7 +191,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServers]:
 def _wait_ready(proc: subprocess.Popen[bytes], count: int, log: Path) -> None:
     """Wait for a `ready` line per server, bounded: the script prints them once listening."""
     assert proc.stdout is not None
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # node starts slowly on a loaded machine
     ready = 0
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdout, selectors.EVENT_READ)
@@ -440,6 +447,42 @@ async def test_unknown_kids_refresh_the_keys_at_most_once_per_interval(
             assert (await _post(url, token)).status_code == 401
     # One fetch for the good token; the unknown kids right after it fetch nothing more.
     assert app.verifier.keys.fetches == 1
+
+
+async def test_a_rotated_key_is_fetched_when_its_kid_first_shows_up(
+    servers: AuthServers, tmp_path: Path
+) -> None:
+    """The AS restarts with a new signing key: the first token under it makes the server
+    fetch the JWKS again, and tokens under the retired key stop working."""
+    issuer = f"http://127.0.0.1:{free_port()}"
+    entry = {
+        "issuer": issuer,
+        "port": int(issuer.rsplit(":", 1)[1]),
+        "clients": [_client(AGENT, ["client_credentials"])],
+        "resources": {servers.resource: {"scope": SCOPES}},
+    }
+    oauth = ProtectedResource(
+        resource=servers.resource, authorization_server=issuer, jwks_refresh_interval=0
+    )
+    app = create_app([whoami], oauth=oauth)
+    async with serve_app(app, port=servers.port) as url:
+        (tmp_path / "v1").mkdir()
+        with _authorization_servers(
+            tmp_path / "v1", [{**entry, "jwks": {"keys": [_ec_key("v1")[1]]}}]
+        ):
+            old = servers.token(issuer)
+            assert (await _post(url, old)).status_code == 200
+        (tmp_path / "v2").mkdir()
+        with _authorization_servers(
+            tmp_path / "v2", [{**entry, "jwks": {"keys": [_ec_key("v2")[1]]}}]
+        ):
+            new = servers.token(issuer)
+            assert jwt.get_unverified_header(new)["kid"] == "v2"
+            assert (await _post(url, new)).status_code == 200
+            retired = await _post(url, old)
+    assert retired.status_code == 401
+    assert "does not publish" in _challenge(retired)
+    assert app.verifier.keys.fetches == 3  # v1; v2 on its first token; v1 looked for again
 
 
 # --- scopes -------------------------------------------------------------------------------------
