@@ -699,13 +699,19 @@ async def test_introspection_with_a_wrong_secret_is_a_503_not_a_401(
     assert response.json()["error"] == "temporarily_unavailable"
 
 
-async def test_an_unreachable_authorization_server_is_a_503(servers: AuthServers) -> None:
+async def test_an_unreachable_authorization_server_is_a_503(
+    servers: AuthServers, caplog: pytest.LogCaptureFixture
+) -> None:
     oauth = ProtectedResource(
         resource=servers.resource, authorization_server=f"http://127.0.0.1:{free_port()}"
     )
     async with serve_app(create_app([whoami], oauth=oauth), port=servers.port) as url:
         response = await _post(url, servers.token())
     assert response.status_code == 503
+    assert response.headers["retry-after"] == "5"
+    # The operator is told why, in the log; the client only that it may try again.
+    assert "no authorization server metadata" in caplog.text
+    assert "metadata" not in response.text
 
 
 # --- sessions and configuration ------------------------------------------------------------------

@@ -23,6 +23,7 @@ binds each session to the principal that created it and refuses the session to a
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ from ._token_check import (
     check_url,
 )
 from .server import AUTH_SCOPE_KEY
+
+logger = logging.getLogger("toolwire.mcp")
 
 __all__ = [
     "DEFAULT_ALGORITHMS",
@@ -98,8 +101,9 @@ class ProtectedResource:
     Attributes:
         resource: This server's MCP URL as clients reach it (its RFC 8707 resource identifier);
             tokens must name it in `aud`.
-        authorization_server: The issuer of the tokens accepted (its `iss`), whose metadata
-            names the JWKS and introspection endpoint.
+        authorization_server: The issuer of the tokens accepted, spelled exactly as in their
+            `iss` and its metadata (a trailing slash counts), which names the JWKS and the
+            introspection endpoint.
         scopes: Scopes every request needs.
         tool_scopes: Scopes needed, beyond `scopes`, to call a given tool; a call without them
             is answered 403 `insufficient_scope` (the tool stays listed, so that clients can
@@ -303,7 +307,9 @@ class OAuthGuard:
         except InvalidTokenError as exc:
             await answers.send(send, 401, "invalid_token", exc.description, self.config.scopes)
             return
-        except AuthServerUnavailable:
+        except AuthServerUnavailable as exc:
+            # The operator's problem, not the client's: say it where the operator looks.
+            logger.warning("cannot check an access token: %s", exc)
             await _unavailable(send)
             return
         if not self.required <= info.scopes:
