@@ -289,12 +289,14 @@ async def test_no_token_gets_the_challenge_without_an_error_code(servers: AuthSe
     assert _challenge(response) == f'Bearer resource_metadata="{metadata}", scope="tools:read"'
 
 
+@pytest.mark.parametrize("stateless", [False, True])
 async def test_a_valid_token_reaches_the_tool_with_its_subject_and_scopes(
-    servers: AuthServers,
+    servers: AuthServers, stateless: bool
 ) -> None:
     token = servers.token()
+    app = create_app([whoami, purge], oauth=_oauth(servers), stateless=stateless)
     async with (
-        serve_app(_app(servers), port=servers.port) as url,
+        serve_app(app, port=servers.port) as url,
         McpClient(url, auth_token=token) as client,
     ):
         result = await client.call_tool("whoami", {})
