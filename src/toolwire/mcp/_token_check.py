@@ -67,18 +67,34 @@ def check_url(what: str, url: str) -> None:
 # --- the authorization server's metadata and keys ---------------------------------------------
 
 
+_RETRY_AFTER_FAILURE = 5.0
+"""Seconds during which a failed fetch from the authorization server is not tried again, so a
+server that is down is not hammered (nor each request held up by its timeouts)."""
+
+
+def _back_off(failed: tuple[float, str] | None) -> None:
+    if failed is not None and time.monotonic() - failed[0] < _RETRY_AFTER_FAILURE:
+        raise AuthServerUnavailable(f"{failed[1]} (failed moments ago; not asked again yet)")
+
+
 class _AuthServer:
     """The authorization server's metadata, fetched once on first use (RFC 8414 / OIDC)."""
 
     def __init__(self, issuer: str) -> None:
         self.issuer = issuer
         self._metadata: dict[str, Any] | None = None
+        self._failed: tuple[float, str] | None = None
         self._lock = anyio.Lock()
 
     async def metadata(self) -> dict[str, Any]:
         async with self._lock:
             if self._metadata is None:
-                self._metadata = await self._discover()
+                _back_off(self._failed)
+                try:
+                    self._metadata = await self._discover()
+                except AuthServerUnavailable as exc:
+                    self._failed = (time.monotonic(), str(exc))
+                    raise
             return self._metadata
 
     async def _discover(self) -> dict[str, Any]:
@@ -162,6 +178,7 @@ class _KeySet:
         self.refresh_interval = refresh_interval
         self.keys: dict[str | None, jwt.PyJWK] = {}
         self.fetched_at: float | None = None
+        self.failed: tuple[float, str] | None = None
         self.fetches = 0
         self._lock = anyio.Lock()
 
@@ -174,7 +191,12 @@ class _KeySet:
                     time.monotonic() - self.fetched_at < self.refresh_interval
                 )
                 if found is None and not fresh:
-                    await self._fetch()
+                    _back_off(self.failed)
+                    try:
+                        await self._fetch()
+                    except AuthServerUnavailable as exc:
+                        self.failed = (time.monotonic(), str(exc))
+                        raise
                     found = self.keys.get(kid)
         if found is None:
             raise InvalidTokenError(
@@ -203,8 +225,8 @@ class _KeySet:
                 continue
             try:
                 key = jwt.PyJWK(entry)
-            except jwt.PyJWTError:
-                continue  # a key PyJWT cannot use (an unknown curve) is skipped, not fatal
+            except (jwt.PyJWTError, ValueError, TypeError, KeyError):
+                continue  # a key PyJWT cannot use (an unknown curve, bad base64) is skipped
             keys[entry.get("kid") if isinstance(entry.get("kid"), str) else None] = key
         self.keys = keys
         self.fetched_at = time.monotonic()
