@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tests/mcp needs beyond the Python extras: the MCP reference server
-# (server-everything), the conformance suite, and Node 22 (the conformance CLI needs it; the
+# (server-everything), the conformance suite, an OAuth authorization server (oidc-provider, for
+# the protected-resource tests), and Node 22 (the conformance CLI needs it; the
 # machine's own Node may be older). Everything goes into .ci/node/ so nothing global changes.
 # Safe to run again: npm skips what is already installed at these versions.
 set -euo pipefail
@@ -15,5 +16,6 @@ fi
 npm install --no-audit --no-fund --loglevel=error \
     node@22 \
     @modelcontextprotocol/server-everything@2026.8.31 \
-    @modelcontextprotocol/conformance@0.1.16
+    @modelcontextprotocol/conformance@0.1.16 \
+    oidc-provider@9.13.3
 ./node_modules/.bin/node --version

@@ -13,6 +13,7 @@ EXPECTED = [
     "AssistantMessage",
     "Attempt",
     "AudioPart",
+    "AuthInfo",
     "CachedModel",
     "Citation",
     "CompiledSchema",

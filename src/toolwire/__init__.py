@@ -147,6 +147,7 @@ if TYPE_CHECKING:
         text_result,
     )
     from .tools import (
+        AuthInfo,
         FunctionTool,
         Tool,
         ToolAnnotations,
@@ -168,6 +169,7 @@ __all__ = [
     "AssistantMessage",
     "Attempt",
     "AudioPart",
+    "AuthInfo",
     "CachedModel",
     "Citation",
     "CompiledSchema",
@@ -376,6 +378,7 @@ _HOMES: dict[str, str] = {
     "ToolCallBlock": ".messages",
     "ToolCallDelta": ".models",
     "ToolContext": ".tools",
+    "AuthInfo": ".tools",
     "ToolDefinition": ".tools",
     "ToolError": ".errors",
     "ToolInvocation": ".middleware",

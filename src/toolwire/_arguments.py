@@ -26,6 +26,7 @@ from ._validate import SchemaValidator
 from .errors import ArgumentProblem, SchemaError, ToolArgumentsError, ToolError
 
 __all__ = [
+    "AuthInfo",
     "Binding",
     "ExecuteBinding",
     "FunctionBinding",
@@ -35,6 +36,28 @@ __all__ = [
     "model_binding",
     "schema_binding",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class AuthInfo:
+    """Who called a tool through an MCP server protected by OAuth: the validated access token.
+
+    Attributes:
+        subject: The token's `sub`: the resource owner (or the client itself, for client
+            credentials); unique only per issuer.
+        client_id: The OAuth client the token was issued to.
+        scopes: The scopes the token grants.
+        issuer: The authorization server that issued the token.
+        expires_at: When the token expires (seconds since the epoch), when known.
+        claims: Every claim of the token (or of the introspection answer), as received.
+    """
+
+    subject: str | None
+    client_id: str | None
+    scopes: frozenset[str]
+    issuer: str | None
+    expires_at: int | None = None
+    claims: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(slots=True)
@@ -49,6 +72,8 @@ class ToolContext:
         idempotency_key: In a durable run, the run id and the call id: the same on every retry
             of this call after a crash, so a tool with side effects can do them exactly once.
             `None` in a run that is not durable.
+        auth: The caller's validated access token, when the tool is served over MCP behind
+            OAuth (`create_app(..., oauth=ProtectedResource(...))`); `None` otherwise.
     """
 
     tool_name: str
@@ -56,6 +81,7 @@ class ToolContext:
     deps: Any = None
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
     idempotency_key: str | None = None
+    auth: AuthInfo | None = None
 
 
 class Binding(Protocol):

@@ -337,6 +337,7 @@ def _run(main: Callable[[], Any]) -> Any:
 # --- serve ---------------------------------------------------------------------------------------
 
 _TOKEN_ENV = "TOOLWIRE_SERVE_TOKEN"
+_INTROSPECTION_ENV = "TOOLWIRE_INTROSPECTION_SECRET"
 
 
 @app.command(epilog="Example: toolwire serve --prebuilt --port 8000")
@@ -390,9 +391,58 @@ def serve(
     max_body_bytes: Annotated[
         int, typer.Option(min=1, help="The largest request body accepted.")
     ] = 4 * 1024 * 1024,
+    auth_issuer: Annotated[
+        str | None,
+        typer.Option(
+            help="Accept OAuth access tokens from this authorization server (its issuer URL).",
+            rich_help_panel="OAuth",
+        ),
+    ] = None,
+    auth_resource: Annotated[
+        str | None,
+        typer.Option(
+            help="This server's public MCP URL, the tokens' audience (default: the URL served).",
+            rich_help_panel="OAuth",
+        ),
+    ] = None,
+    auth_scope: Annotated[
+        list[str] | None,
+        typer.Option(help="A scope every request needs, repeatable.", rich_help_panel="OAuth"),
+    ] = None,
+    auth_tool_scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="'TOOL=SCOPE [SCOPE...]': scopes a tool's calls need too, repeatable.",
+            rich_help_panel="OAuth",
+        ),
+    ] = None,
+    auth_audience: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="An accepted token audience in place of the resource URL, repeatable.",
+            rich_help_panel="OAuth",
+        ),
+    ] = None,
+    auth_introspection_client: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Check tokens by introspection as this client (secret in ${_INTROSPECTION_ENV}).",
+            rich_help_panel="OAuth",
+        ),
+    ] = None,
 ) -> None:
     """Serve tools over MCP (Streamable HTTP, or stdio); stop with Ctrl-C."""
     secret = _serve_token(token, token_file)
+    oauth = _serve_oauth(
+        issuer=auth_issuer,
+        resource=auth_resource,
+        scopes=auth_scope or [],
+        tool_scopes=auth_tool_scope or [],
+        audiences=auth_audience or [],
+        introspection_client=auth_introspection_client,
+    )
+    if oauth is not None and (secret is not None or stdio):
+        raise CliError("--auth-issuer is for HTTP and replaces the token: give one or the other")
     # A token set in the environment for HTTP serving must not stop a stdio one.
     given_token = token_file is not None or (
         token is not None and token != os.environ.get(_TOKEN_ENV)
@@ -417,7 +467,7 @@ def serve(
     from .mcp.server import is_loopback
 
     host = "127.0.0.1" if host is None else host
-    if secret is None and not is_loopback(host):
+    if secret is None and oauth is None and not is_loopback(host):
         if not allow_anonymous:
             raise CliError(
                 f"refusing to serve on {host} without a token: anyone who reaches the port could "
@@ -434,6 +484,7 @@ def serve(
         host=host,
         port=8000 if port is None else port,
         token=secret,
+        oauth=oauth,
         stateless=stateless,
         allowed_hosts=allowed_host or (),
         limits={
@@ -481,12 +532,53 @@ def _serve_token(token: str | None, token_file: Path | None) -> str | None:
     return token
 
 
+def _serve_oauth(
+    *,
+    issuer: str | None,
+    resource: str | None,
+    scopes: list[str],
+    tool_scopes: list[str],
+    audiences: list[str],
+    introspection_client: str | None,
+) -> dict[str, Any] | None:
+    """`ProtectedResource` settings from the `--auth-*` options (the resource URL may be left
+    for `_http_server`, which knows the URL it serves)."""
+    if issuer is None:
+        if resource or scopes or tool_scopes or audiences or introspection_client:
+            raise CliError("the --auth-* options need --auth-issuer")
+        return None
+    settings: dict[str, Any] = {"authorization_server": issuer, "scopes": scopes}
+    if resource is not None:
+        settings["resource"] = resource
+    if audiences:
+        settings["audience"] = audiences
+    per_tool: dict[str, list[str]] = {}
+    for entry in tool_scopes:
+        name, _, needed = entry.partition("=")
+        if not name.strip() or not needed.split():
+            raise CliError(f"--auth-tool-scope wants 'TOOL=SCOPE [SCOPE...]', got {entry!r}")
+        per_tool.setdefault(name.strip(), []).extend(needed.split())
+    if per_tool:
+        settings["tool_scopes"] = per_tool
+    if introspection_client is not None:
+        from .mcp import TokenIntrospection
+
+        client_secret = os.environ.get(_INTROSPECTION_ENV, "")
+        if not client_secret.strip():
+            raise CliError(
+                f"--auth-introspection-client needs the client's secret in ${_INTROSPECTION_ENV}"
+            )
+        settings["introspection"] = TokenIntrospection(introspection_client, client_secret.strip())
+    return settings
+
+
 def _http_server(
     tools: Sequence[Tool],
     *,
     host: str,
     port: int,
     token: str | None,
+    oauth: dict[str, Any] | None = None,
     stateless: bool,
     allowed_hosts: Sequence[str] = (),
     limits: dict[str, Any] | None = None,
@@ -516,10 +608,18 @@ def _http_server(
     # as `toolwire.mcp.serve` does, and the names the operator allowed.
     hosts = list(LOCAL_HOSTS) if name in LOCAL_HOSTS else [*LOCAL_HOSTS, name]
     hosts += [h for h in allowed_hosts if h != "*" and h not in hosts]
+    url = f"http://{name}:{listener.getsockname()[1]}/mcp"
     try:
+        protected = None
+        if oauth is not None:
+            from .mcp import ProtectedResource
+
+            settings: dict[str, Any] = {"resource": url, **oauth}
+            protected = ProtectedResource(**settings)
         app = create_app(
             tools,
             auth_token=token,
+            oauth=protected,
             stateless=stateless,
             allowed_hosts=hosts,
             dns_rebinding_protection="*" not in allowed_hosts,
@@ -529,7 +629,6 @@ def _http_server(
         listener.close()
         raise CliError(str(exc)) from exc
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
-    url = f"http://{name}:{listener.getsockname()[1]}/mcp"
 
     class Server(uvicorn.Server):
         # toolwire handles Ctrl-C itself; uvicorn's own handler would re-raise the signal after

@@ -30,6 +30,7 @@ ToolwireError                     base of everything below
 │   ├── McpProtocolError          ...answered with something the protocol does not allow
 │   ├── McpAuthError              ...refused our credentials (HTTP 401/403)
 │   └── McpConnectionError        ...could not be reached, or dropped (`may_have_run`)
+├── InvalidTokenError             a toolwire MCP server refuses an access token (answered 401)
 └── UsageLimitExceeded            a run reached a limit and the caller asked for an exception
 ```
 
@@ -54,6 +55,7 @@ __all__ = [
     "DuplicateToolError",
     "EgressBlocked",
     "EgressTimeout",
+    "InvalidTokenError",
     "McpAuthError",
     "McpConnectionError",
     "McpError",
@@ -461,6 +463,19 @@ class McpProtocolError(McpError):
 
 class McpAuthError(McpError):
     """The server refused our credentials (HTTP 401 or 403)."""
+
+
+class InvalidTokenError(ToolwireError):
+    """An access token presented to a toolwire MCP server is refused.
+
+    Raised by token verifiers (`toolwire.mcp.ProtectedResource`); the server answers 401 with
+    `error="invalid_token"` and `description` as the `error_description`, which the client sees,
+    so it never quotes the token or secrets.
+    """
+
+    def __init__(self, description: str) -> None:
+        super().__init__(description)
+        self.description = description
 
 
 class McpConnectionError(McpError):

@@ -14,6 +14,7 @@ import anyio
 import pydantic
 
 from ._arguments import (
+    AuthInfo,
     Binding,
     FunctionBinding,
     NullDropper,
@@ -40,6 +41,7 @@ from .results import TextPart, ToolResult, error_result, to_result
 
 __all__ = [
     "MAX_ARGUMENT_CHARS",
+    "AuthInfo",
     "DefinitionDialect",
     "FunctionTool",
     "Tool",

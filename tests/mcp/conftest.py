@@ -53,9 +53,10 @@ async def wait_for_port(port: int, limit: float = 20.0) -> None:
 
 
 @asynccontextmanager
-async def serve_app(app: Any, path: str = "/mcp") -> AsyncIterator[str]:
-    """Run an ASGI app with uvicorn in this event loop; yields its MCP URL."""
-    port = free_port()
+async def serve_app(app: Any, path: str = "/mcp", port: int | None = None) -> AsyncIterator[str]:
+    """Run an ASGI app with uvicorn in this event loop (on `port`, else a free one); yields its
+    MCP URL."""
+    port = free_port() if port is None else port
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:

@@ -24,6 +24,7 @@ from .registry import (
     StaticMcpRegistry,
     run_agent,
 )
+from .resource_auth import ProtectedResource, TokenIntrospection, TokenVerifier
 from .server import LOCAL_HOSTS, build_server, create_app, serve
 
 __all__ = [
@@ -40,8 +41,11 @@ __all__ = [
     "McpTool",
     "McpToolRegistry",
     "McpToolSpec",
+    "ProtectedResource",
     "StaticMcpRegistry",
     "StdioServerParameters",
+    "TokenIntrospection",
+    "TokenVerifier",
     "build_server",
     "create_app",
     "from_mcp",

@@ -9,7 +9,7 @@ import ipaddress
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import mcp_types
@@ -38,6 +38,10 @@ from ..results import (
 from ..tools import Tool, ToolContext, ToolLike
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
 
+if TYPE_CHECKING:
+    from ..tools import AuthInfo
+    from .resource_auth import ProtectedResource
+
 __all__ = [
     "APPROVAL_META_KEY",
     "DEFAULT_MAX_BODY_BYTES",
@@ -59,6 +63,9 @@ DEFAULT_UPLOAD_TIMEOUT = 10.0
 
 _MAX_ECHOED_NAME = 64
 """How much of an unknown tool's name an error echoes back."""
+
+AUTH_SCOPE_KEY = "toolwire.auth"
+"""Where the OAuth guard leaves the caller's `AuthInfo` in the ASGI scope."""
 
 
 @functools.cache
@@ -168,7 +175,7 @@ def build_server(
             result: ToolResult = error_result(str(UnknownToolError(shown, by_name)))
         else:
             call_id = str(ctx.request_id) if ctx.request_id is not None else None
-            context = ToolContext(tool_name=found.name, call_id=call_id)
+            context = ToolContext(tool_name=found.name, call_id=call_id, auth=_caller(ctx))
             result = await found.invoke(params.arguments or {}, context)
             check = output_checks.get(found.name)
             if check is not None and not result.is_error:
@@ -191,6 +198,14 @@ def build_server(
     # The SDK opens a tracing span per message by default; toolwire keeps tracing opt-in.
     server.middleware.clear()
     return server
+
+
+def _caller(ctx: ServerRequestContext[Any]) -> AuthInfo | None:
+    """The validated access token the OAuth guard left on the call's HTTP request, if any."""
+    scope: Any = getattr(ctx.request, "scope", None)
+    if not isinstance(scope, dict):
+        return None
+    return cast(dict[str, Any], scope).get(AUTH_SCOPE_KEY)
 
 
 def _output_check(tool: Tool) -> SchemaValidator | None:
@@ -431,6 +446,7 @@ def create_app(
     *,
     name: str = "toolwire",
     auth_token: str | None = None,
+    oauth: ProtectedResource | None = None,
     stateless: bool = False,
     path: str = "/mcp",
     allowed_hosts: Sequence[str] | None = None,
@@ -450,6 +466,9 @@ def create_app(
         tools: Anything `ToolRegistry` accepts; names must be unique.
         name: The server name given to clients.
         auth_token: When set, every request needs `Authorization: Bearer <auth_token>` (else 401).
+        oauth: Act as an OAuth protected resource: publish its metadata and accept only access
+            tokens the authorization server issued for this server (exclusive with
+            `auth_token`). Tools see the caller as `ToolContext.auth`.
         stateless: Keep no sessions, so any worker behind a load balancer can answer any request.
         path: Where the MCP endpoint lives.
         allowed_hosts: Host names (without port) accepted in `Host` and `Origin` headers, in
@@ -467,14 +486,18 @@ def create_app(
             keeps sessions until their client ends them.
 
     Raises:
-        ValueError: an empty `auth_token`, or a limit that is not positive.
+        ValueError: an empty `auth_token`, both `auth_token` and `oauth`, `oauth` scopes for a
+            tool not served, or a limit that is not positive.
     """
     if auth_token is not None and not auth_token.strip():
         raise ValueError("auth_token is empty: give a real token, or None for no authentication")
+    if auth_token is not None and oauth is not None:
+        raise ValueError("give auth_token or oauth, not both")
     if max_body_bytes <= 0:
         raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
     if upload_timeout is not None and upload_timeout <= 0:
         raise ValueError(f"upload_timeout must be positive, got {upload_timeout}")
+    tools = list(tools)
     server = build_server(tools, name=name, page_size=page_size)
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=path,
@@ -485,9 +508,24 @@ def create_app(
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
     )
-    app = _BoundedBody(_CancelOnDisconnect(app), max_body_bytes, upload_timeout)
+    app = _CancelOnDisconnect(app)
+    if oauth is not None and oauth.tool_scopes:
+        from .resource_auth import ToolScopeCheck
+
+        names = ToolRegistry()
+        served = {names.add(t).name for t in tools}
+        unknown = sorted(set(oauth.tool_scopes) - served)
+        if unknown:
+            raise ValueError(f"oauth.tool_scopes names tools not served: {', '.join(unknown)}")
+        app = ToolScopeCheck(app, oauth)
+    app = _BoundedBody(app, max_body_bytes, upload_timeout)
     if auth_token is not None:
         app = _BearerAuth(app, auth_token)
+    if oauth is not None:
+        from .resource_auth import OAuthGuard
+
+        # Outermost: a caller without a valid token gets no further than its headers.
+        app = OAuthGuard(app, oauth)
     return app
 
 
@@ -510,6 +548,7 @@ async def serve(
     stdio: bool = False,
     name: str = "toolwire",
     auth_token: str | None = None,
+    oauth: ProtectedResource | None = None,
     stateless: bool = False,
     allowed_hosts: Sequence[str] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -528,11 +567,12 @@ async def serve(
         stdio: Speak MCP over this process's stdin/stdout instead of HTTP.
         name: The server name given to clients.
         auth_token: Require `Authorization: Bearer <auth_token>` (HTTP only).
+        oauth: Accept OAuth access tokens instead (HTTP only); see `create_app`.
         stateless: Keep no sessions (HTTP only).
         allowed_hosts: Host names accepted besides the local ones, e.g. the public name.
         options: Extra `uvicorn.Config` settings.
-        allow_anonymous: Serve beyond the loopback interface without `auth_token`; refused
-            otherwise, since anyone who reaches the port could call the tools.
+        allow_anonymous: Serve beyond the loopback interface without `auth_token` or `oauth`;
+            refused otherwise, since anyone who reaches the port could call the tools.
         max_body_bytes: See `create_app`.
         upload_timeout: See `create_app`.
         max_sessions: See `create_app`.
@@ -551,10 +591,10 @@ async def serve(
 
     import uvicorn
 
-    if auth_token is None and not allow_anonymous and not is_loopback(host):
+    if auth_token is None and oauth is None and not allow_anonymous and not is_loopback(host):
         raise ValueError(
             f"Serving on {host} without auth_token lets anyone who reaches the port call the "
-            "tools; give auth_token, or allow_anonymous=True to do it anyway."
+            "tools; give auth_token or oauth, or allow_anonymous=True to do it anyway."
         )
     hosts = [*LOCAL_HOSTS, *(allowed_hosts or ())]
     if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
@@ -563,6 +603,7 @@ async def serve(
         tools,
         name=name,
         auth_token=auth_token,
+        oauth=oauth,
         stateless=stateless,
         allowed_hosts=hosts,
         max_body_bytes=max_body_bytes,
