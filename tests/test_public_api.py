@@ -75,6 +75,7 @@ EXPECTED = [
     "RunOptions",
     "RunResult",
     "RunStream",
+    "RunsDatabaseError",
     "SchemaError",
     "ScriptedModel",
     "ServerToolCallBlock",

@@ -8,18 +8,11 @@ the run completed with its conversation whole and every side effect done once.
 from __future__ import annotations
 
 import json
-import os
-import select
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-WORKER = Path(__file__).with_name("worker.py")
-TIMEOUT = 90.0
+from .processes import Worker
 
 KILL_POINTS = [
     *(f"model:{n}:{when}" for n in range(1, 5) for when in ("before", "after")),
@@ -28,74 +21,28 @@ KILL_POINTS = [
 ]
 
 
-class Worker:
-    def __init__(self, *args: str, log: Path) -> None:
-        self.log = log
-        self._log_file = log.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), *args],
-            stdout=subprocess.PIPE,
-            stderr=self._log_file,
-            stdin=subprocess.DEVNULL,
-        )
-        self.out = b""
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
-        self._log_file.close()
-
-    def wait_for(self, text: str, timeout: float = TIMEOUT) -> str:
-        """Read stdout until `text` appears (the worker's own signal), at most `timeout`."""
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + timeout
-        while text.encode() not in self.out:
-            remaining = deadline - time.monotonic()
-            ready, _, _ = select.select([self.proc.stdout], [], [], max(remaining, 0))
-            if not ready:
-                self.close()
-                raise AssertionError(f"no {text!r} within {timeout}s; log:\n{self.log.read_text()}")
-            chunk = os.read(self.proc.stdout.fileno(), 65536)
-            if not chunk:
-                code = self.proc.wait()
-                self.close()
-                raise AssertionError(
-                    f"worker exited ({code}) before {text!r}; log:\n{self.log.read_text()}"
-                )
-            self.out += chunk
-        return self.out.decode()
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.close()
-
-    def finish(self, timeout: float = TIMEOUT) -> int:
-        try:
-            return self.proc.wait(timeout)
-        finally:
-            self.close()
-
-
 def run_with_crash(db: str, folder: Path, point: str | None) -> dict[str, object]:
     run_id = "order-run"
     log = folder / "worker.log"
-    # Killed while it waits for approval, the run must not be decided before the kill: a decider
-    # started early races the worker's own watcher and lets the run end first. For the other
-    # points the decider starts at once (points after the approval need the decision to get there).
+    # The decider is a RunClient, which needs the tables a worker creates at launch: it starts
+    # once a worker says it launched. Killed while it waits for approval, the run must not be
+    # decided before the kill (a decision then races the worker's own watcher and lets the run
+    # end first), so the decider waits for the second worker there; for the other points it
+    # starts with the first (points after the approval need the decision to get there).
     late = point == "approval:wait"
-    decider = None if late else Worker("decide", db, run_id, str(folder), log=log)
+    decider = None
     try:
         if point is not None:
             first = Worker("run", db, run_id, str(folder), point, log=log)
+            first.wait_for("launched")
+            if not late:
+                decider = Worker("decide", db, run_id, str(folder), log=log)
             first.wait_for(f"at {point}")
             first.kill()
-        if decider is None:
-            decider = Worker("decide", db, run_id, str(folder), log=log)
         second = Worker("run", db, run_id, str(folder), log=log)
+        if decider is None:
+            second.wait_for("launched")
+            decider = Worker("decide", db, run_id, str(folder), log=log)
         out = second.wait_for('"stop_reason"')
         assert second.finish() == 0, log.read_text()
         assert decider.wait_for("decided")
@@ -133,8 +80,8 @@ def check_whole(folder: Path, outcome: dict[str, object]) -> None:
     assert all(key.startswith("order-run:") for key in effects)
 
 
-def test_run_without_crash(tmp_path: Path) -> None:
-    outcome = run_with_crash(f"sqlite:///{tmp_path / 'runs.sqlite'}", tmp_path, None)
+def test_run_without_crash(database: str, tmp_path: Path) -> None:
+    outcome = run_with_crash(database, tmp_path, None)
     check_whole(tmp_path, outcome)
     # No crash: every tool ran once, the model was asked once per turn.
     assert len((tmp_path / "attempts").read_text().splitlines()) == 5
@@ -142,8 +89,8 @@ def test_run_without_crash(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("point", KILL_POINTS)
-def test_killed_worker_resumes_on_sqlite(tmp_path: Path, point: str) -> None:
-    outcome = run_with_crash(f"sqlite:///{tmp_path / 'runs.sqlite'}", tmp_path, point)
+def test_killed_worker_resumes(database: str, tmp_path: Path, point: str) -> None:
+    outcome = run_with_crash(database, tmp_path, point)
     check_whole(tmp_path, outcome)
     asked = (tmp_path / "model").read_text().split()
     attempts = (tmp_path / "attempts").read_text().splitlines()

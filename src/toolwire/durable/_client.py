@@ -7,7 +7,8 @@ run workflows left on its queue).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +17,20 @@ from .._extras import require_extra
 require_extra("durable", "dbos", needed_by="durable runs")
 
 from dbos import DBOSClient, WorkflowHandleAsync  # noqa: E402
+from sqlalchemy import make_url  # noqa: E402  (sqlalchemy comes with dbos)
+from sqlalchemy.exc import SQLAlchemyError  # noqa: E402
 
 from .._loop import RunResult  # noqa: E402
-from ._dbos import DECISIONS, PENDING, load_result  # noqa: E402
+from ..errors import RunsDatabaseError  # noqa: E402
+from ..messages import Message  # noqa: E402
+from ._dbos import (  # noqa: E402
+    DECISIONS,
+    PENDING,
+    QUEUE,
+    load_result,
+    workflow_args,
+    workflow_name,
+)
 
 __all__ = ["RunClient", "RunInfo"]
 
@@ -36,6 +48,7 @@ class RunInfo:
         updated_at: Milliseconds since the epoch.
         app_version: The application version the run is pinned to.
         error: Why it failed, when it did.
+        worker: The executor id of the worker that runs (or ran) it; `None` while queued.
     """
 
     run_id: str
@@ -45,16 +58,63 @@ class RunInfo:
     updated_at: int | None
     app_version: str | None
     error: str | None
+    worker: str | None = None
 
 
-_PREFIX = "toolwire.run."
+_PREFIX = workflow_name("")
+_FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _info(s: Any) -> RunInfo:
+    return RunInfo(
+        run_id=s.workflow_id,
+        status=s.status,
+        agent=s.name.removeprefix(_PREFIX),
+        created_at=s.created_at,
+        updated_at=s.updated_at,
+        app_version=s.app_version,
+        error=None if s.error is None else str(s.error),
+        worker=s.executor_id,
+    )
 
 
 class RunClient:
     """A connection to a runs database (`sqlite:///path` or `postgresql://...`)."""
 
     def __init__(self, database_url: str) -> None:
-        self._client = DBOSClient(system_database_url=database_url)
+        """Connect to the database.
+
+        Raises:
+            RunsDatabaseError: Not a `sqlite:` or `postgresql:` URL, the database cannot be
+                reached, or no worker has launched on it (a worker creates DBOS's tables; a
+                client does not).
+        """
+        try:
+            url = make_url(database_url)
+        except SQLAlchemyError as exc:
+            raise RunsDatabaseError(f"not a database URL: {database_url!r}") from exc
+        if url.get_backend_name() not in ("sqlite", "postgresql"):
+            raise RunsDatabaseError(
+                f"a runs database is sqlite:///<path> or postgresql://..., not {url.drivername}:"
+            )
+        shown = url.render_as_string(hide_password=True)
+        try:
+            self._client = DBOSClient(system_database_url=database_url)
+        except SQLAlchemyError as exc:
+            raise RunsDatabaseError(
+                f"cannot reach the runs database {shown}: {_first_line(exc)}"
+            ) from exc
+        try:
+            self._client.list_workflows(limit=1, load_input=False, load_output=False)
+        except SQLAlchemyError as exc:
+            self._client.destroy()
+            raise RunsDatabaseError(
+                f"{shown} is not a runs database yet (no worker has launched on it): {_first_line(exc)}"
+            ) from exc
 
     def close(self) -> None:
         self._client.destroy()
@@ -70,19 +130,7 @@ class RunClient:
         statuses = await self._client.list_workflows_async(
             limit=limit, sort_desc=True, load_input=False, load_output=False
         )
-        return [
-            RunInfo(
-                run_id=s.workflow_id,
-                status=s.status,
-                agent=s.name.removeprefix(_PREFIX),
-                created_at=s.created_at,
-                updated_at=s.updated_at,
-                app_version=s.app_version,
-                error=None if s.error is None else str(s.error),
-            )
-            for s in statuses
-            if s.name.startswith(_PREFIX)
-        ]
+        return [_info(s) for s in statuses if s.name.startswith(_PREFIX)]
 
     async def info(self, run_id: str) -> RunInfo:
         """One run; `KeyError` when the database has no run of that id."""
@@ -94,24 +142,82 @@ class RunClient:
         statuses = await self._client.list_workflows_async(
             workflow_ids=[run_id], load_input=False, load_output=False
         )
-        return [
-            RunInfo(
-                s.workflow_id,
-                s.status,
-                s.name.removeprefix(_PREFIX),
-                s.created_at,
-                s.updated_at,
-                s.app_version,
-                None if s.error is None else str(s.error),
+        return [_info(s) for s in statuses if s.name.startswith(_PREFIX)]
+
+    async def start(
+        self,
+        agent: str,
+        prompt: str | None = None,
+        *,
+        run_id: str,
+        history: Sequence[Message] | None = None,
+        approvals: Mapping[str, bool | str] | None = None,
+        results: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Put a run of the `DurableAgent` named `agent` on the queue; returns `run_id`.
+
+        Any launched worker that has built that agent takes it (a worker of the newest
+        application version, as the run names none). Starting an id that already names a run
+        leaves that run as it is and returns its id: call it again after a timeout or a crash
+        without starting the run twice.
+
+        Raises:
+            ValueError: `run_id` names a run of another agent.
+        """
+        name = workflow_name(agent)
+        known = await self._client.list_workflows_async(
+            workflow_ids=[run_id], load_input=False, load_output=False
+        )
+        if known and known[0].name != name:
+            raise ValueError(
+                f"run {run_id!r} is a run of {known[0].name.removeprefix(_PREFIX)!r}, "
+                f"not of {agent!r}"
             )
-            for s in statuses
-            if s.name.startswith(_PREFIX)
-        ]
+        await self._client.enqueue_async(
+            {"queue_name": QUEUE, "workflow_name": name, "workflow_id": run_id},
+            *workflow_args(prompt, history, approvals, results),
+        )
+        return run_id
 
     async def result(self, run_id: str) -> RunResult:
         """Wait for the run to finish and return its result (raises what the run raised)."""
         handle: WorkflowHandleAsync[str] = await self._client.retrieve_workflow_async(run_id)
         return load_result(await handle.get_result())
+
+    async def poll(self, run_id: str) -> RunResult | None:
+        """The run's result when it has finished, `None` while it is queued or running.
+
+        Raises what the run raised when it failed; `KeyError` when there is no such run.
+        """
+        if (await self.info(run_id)).status not in _FINISHED:
+            return None
+        return await self.result(run_id)
+
+    async def recover(self, worker: str) -> list[str]:
+        """Hand the unfinished runs of a worker that is gone to the live workers.
+
+        The runs go back on the queue (each goes on from its last finished step, in whichever
+        worker takes it); a worker restarted under the same id does the same by itself. Call it
+        only for a worker known to be dead: a live worker would go on running its runs too.
+
+        Returns:
+            The ids of the runs handed over.
+        """
+        statuses = await self._client.list_workflows_async(
+            status="PENDING", executor_id=worker, load_input=False, load_output=False
+        )
+        sys_db = self._client._sys_db  # pyright: ignore[reportPrivateUsage]
+        moved: list[str] = []
+        for status in statuses:
+            if not status.name.startswith(_PREFIX):
+                continue
+            # Conditional on the row still being this worker's: a run another recoverer already
+            # handed over (and a live worker took) is left alone.
+            if await asyncio.to_thread(
+                sys_db.reenqueue_for_recovery, status.workflow_id, [worker], QUEUE
+            ):
+                moved.append(status.workflow_id)
+        return moved
 
     async def pending(self, run_id: str, wait: float = 0.0) -> RunResult | None:
         """The run's state while it waits for a decision, or `None` when it is not waiting.
