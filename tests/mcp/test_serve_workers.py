@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import httpx2
@@ -36,11 +37,16 @@ def worker_pid() -> int:
     return os.getpid()
 
 
-async def held(started: str, release: str) -> int:
+async def held(started: str, release: str, cancelled: str = "") -> int:
     \"\"\"Write `started`, then answer once the file `release` exists.\"\"\"
     Path(started).write_text(str(os.getpid()))
-    while not Path(release).exists():
-        await anyio.sleep(0.02)
+    try:
+        while not Path(release).exists():
+            await anyio.sleep(0.02)
+    except anyio.get_cancelled_exc_class():
+        if cancelled:
+            Path(cancelled).write_text("cancelled")
+        raise
     return os.getpid()
 """
 
@@ -245,6 +251,33 @@ async def test_sigterm_lets_a_call_in_flight_finish(tmp_path: Path) -> None:
         assert outcome == [started.read_text()]  # answered by the worker that started it
         assert served.proc.wait(timeout=60) == 0
     assert not _processes_marked(served.mark)
+
+
+@pytest.mark.parametrize("protocol", ["modern", "legacy"])
+async def test_a_call_the_client_gives_up_on_stops_on_its_worker(
+    tmp_path: Path, protocol: Literal["modern", "legacy"]
+) -> None:
+    # 2026-07-28 cancels by closing the answer stream, which reaches the worker running the
+    # call. A handshake-era `notifications/cancelled` has no session to find the call by (and
+    # may reach another worker): a stateless server cancels a request whose client has left.
+    from toolwire.mcp import McpClient
+
+    started, cancelled = tmp_path / "started", tmp_path / "cancelled"
+    arguments = {
+        "started": str(started),
+        "release": str(tmp_path / "never"),
+        "cancelled": str(cancelled),
+    }
+    with serving(tmp_path, "--tools", "pidtools:held", "--workers", "2") as served:
+        served.wait_for(r"with 2 workers")
+        async with McpClient(served.url, protocol=protocol) as client:
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(client.call_tool, "held", arguments)
+                    await eventually(started.exists)
+                    group.cancel_scope.cancel()
+                await eventually(cancelled.exists)
+        assert _stop(served) == 0
 
 
 def test_the_token_and_host_checks_hold_on_every_worker(tmp_path: Path) -> None:
