@@ -179,25 +179,31 @@ def main(calls: int, workers: tuple[int, ...]) -> None:
     print(
         f"{'tool':<8} {'server':<22} {'calls/s':>8} {'vs 1 process':>13} {'server CPU':>11}  errors"
     )
-    configurations: list[int | None] = [None, *workers]
-    for tool in ("add", "digest"):
-        base: float | None = None
-        for count in configurations:
-            proc, url = start_server(count)
-            try:
-                rounds = [run_round(url, tool, calls, proc.pid) for _ in range(ROUNDS)]
-            finally:
-                stop_server(proc)
-            rate = max(r[0] for r in rounds)
-            cpu = min(r[1] for r in rounds)
-            failed = sum(r[2] for r in rounds)
-            first = next((r[3] for r in rounds if r[3]), "")
-            base = rate if base is None else base
-            name = "1 process" if count is None else f"--workers {count}"
-            print(
-                f"{tool:<8} {name:<22} {rate:>8.0f} {rate / base:>12.2f}x {cpu:>9.0f}us  {failed}"
-                + (f" (first: {first[:120]})" if first else "")
-            )
+    names = {None: "1 process", **{n: f"--workers {n}" for n in workers}}
+    # Every server runs for the whole benchmark and the rounds take turns, so a burst of load from
+    # elsewhere on the machine falls on all of them alike rather than on one configuration.
+    servers: dict[int | None, tuple[subprocess.Popen[str], str]] = {}
+    try:
+        for count in names:
+            servers[count] = start_server(count)
+        for tool in ("add", "digest"):
+            rounds: dict[int | None, list[tuple[float, float, int, str]]] = {n: [] for n in names}
+            for _ in range(ROUNDS):
+                for count, (proc, url) in servers.items():
+                    rounds[count].append(run_round(url, tool, calls, proc.pid))
+            base = max(r[0] for r in rounds[None])
+            for count, found in rounds.items():
+                rate = max(r[0] for r in found)
+                cpu = min(r[1] for r in found)
+                failed = sum(r[2] for r in found)
+                first = next((r[3] for r in found if r[3]), "")
+                print(
+                    f"{tool:<8} {names[count]:<22} {rate:>8.0f} {rate / base:>12.2f}x "
+                    f"{cpu:>9.0f}us  {failed}" + (f" (first: {first[:120]})" if first else "")
+                )
+    finally:
+        for proc, _ in servers.values():
+            stop_server(proc)
 
 
 if __name__ == "__main__":

@@ -378,3 +378,16 @@ def test_a_worker_that_cannot_start_stops_the_server_with_its_error(
     assert message in done.stderr
     assert "Traceback" not in done.stderr
     assert not _processes_marked(mark)
+
+
+async def test_deaths_past_the_budget_stop_the_server() -> None:
+    import socket
+
+    from toolwire._serve_workers import WorkerPlan, _Supervisor  # pyright: ignore[reportPrivateUsage]
+
+    with socket.socket() as listener:
+        for count, budget in ((2, 5), (8, 8)):
+            supervisor = _Supervisor(listener, WorkerPlan([], True), count, lambda _: None)
+            assert [supervisor._too_many_deaths() for _ in range(budget + 1)] == [
+                False
+            ] * budget + [True]
