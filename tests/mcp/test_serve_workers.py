@@ -380,7 +380,7 @@ def test_a_worker_that_cannot_start_stops_the_server_with_its_error(
     assert not _processes_marked(mark)
 
 
-async def test_deaths_past_the_budget_stop_the_server() -> None:
+async def test_the_death_budget_is_five_or_one_per_worker_a_minute() -> None:
     import socket
 
     from toolwire._serve_workers import WorkerPlan, _Supervisor  # pyright: ignore[reportPrivateUsage]
