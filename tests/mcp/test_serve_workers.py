@@ -151,8 +151,8 @@ def serving(tmp_path: Path, *args: str, **env: str) -> Iterator[Served]:
             proc.stderr.close()
 
 
-def _stop(served: Served) -> int:
-    served.proc.send_signal(signal.SIGTERM)
+def _stop(served: Served, signum: signal.Signals = signal.SIGTERM) -> int:
+    served.proc.send_signal(signum)
     return served.proc.wait(timeout=60)
 
 
@@ -189,7 +189,7 @@ async def test_four_workers_answer_many_concurrent_clients_and_stop_clean(tmp_pa
         assert set(answered) <= pids
         assert len(answered) > 1, answered  # the port is served by more than one process
 
-        assert _stop(served) == 0
+        assert _stop(served, signal.SIGINT) == 0  # as Ctrl-C in a terminal
         assert "stopped" in served.stderr()
         assert "Traceback" not in served.stderr()
     assert not _processes_marked(served.mark)
