@@ -379,6 +379,12 @@ def serve(
         ),
     ] = None,
     stateless: Annotated[bool, typer.Option(help="No sessions (for several workers).")] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Serve the port from this many processes (needs --stateless; POSIX only)."
+        ),
+    ] = None,
     max_sessions: Annotated[
         int, typer.Option(min=1, help="Sessions open at once; past it new ones get 503.")
     ] = 10_000,
@@ -447,13 +453,19 @@ def serve(
     given_token = token_file is not None or (
         token is not None and token != os.environ.get(_TOKEN_ENV)
     )
-    if stdio and (host is not None or port is not None or given_token or stateless or allowed_host):
+    http_options = host is not None or port is not None or allowed_host or workers is not None
+    if stdio and (http_options or given_token or stateless):
         raise CliError(
-            "--host, --port, --token, --allowed-host and --stateless are for HTTP; "
+            "--host, --port, --token, --allowed-host, --stateless and --workers are for HTTP; "
             "--stdio takes none"
         )
-    chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
-    if not chosen:
+    if workers is not None:
+        _check_workers(stateless)
+    chosen: list[Tool] = []
+    if workers is None:
+        chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
+    # With workers, each worker loads the tools itself and the first to fail says why.
+    if not chosen and (workers is None or not (tools or prebuilt)):
         raise CliError("nothing to serve: pass --prebuilt and/or --tools module:attribute")
     if stdio:
         from .mcp import serve as serve_mcp
@@ -479,21 +491,24 @@ def serve(
             "call these tools",
             markup=False,
         )
-    server, listener, url = _http_server(
-        chosen,
-        host=host,
-        port=8000 if port is None else port,
-        token=secret,
-        oauth=oauth,
-        stateless=stateless,
-        allowed_hosts=allowed_host or (),
-        limits={
+    listen: dict[str, Any] = {
+        "host": host,
+        "port": 8000 if port is None else port,
+        "token": secret,
+        "oauth": oauth,
+        "stateless": stateless,
+        "allowed_hosts": allowed_host or (),
+        "limits": {
             "max_sessions": max_sessions,
             "session_idle_timeout": session_idle_timeout,
             "upload_timeout": upload_timeout,
             "max_body_bytes": max_body_bytes,
         },
-    )
+    }
+    if workers is not None:
+        _serve_with_workers(workers, tools or [], prebuilt, listen)
+        return
+    server, listener, url = _http_server(chosen, **listen)
 
     async def over_http() -> None:
         # Signals are taken over before the URL is printed, so a Ctrl-C that follows the URL
@@ -514,6 +529,41 @@ def serve(
         err.print("stopped")
 
     _run(over_http)
+
+
+def _check_workers(stateless: bool) -> None:
+    if not stateless:
+        raise CliError(
+            "--workers needs --stateless: a session lives in one worker's memory, and a "
+            "client's next request may reach another worker"
+        )
+    if os.name != "posix":
+        raise CliError("--workers needs a POSIX system (Linux, macOS): workers inherit the socket")
+
+
+def _serve_with_workers(
+    workers: int, specs: Sequence[str], prebuilt: bool, listen: dict[str, Any]
+) -> None:
+    from ._serve_workers import WorkerPlan, supervise
+
+    listener, url, options = _http_listener(**listen)
+    plan = WorkerPlan(
+        tools=list(specs), prebuilt=prebuilt, app_options=options, debug=_state["debug"]
+    )
+    try:
+        _run(
+            lambda: supervise(
+                listener,
+                url,
+                plan,
+                workers,
+                announce=lambda line: out.print(line, markup=False),
+                report=lambda line: err.print(line, markup=False),
+            )
+        )
+    finally:
+        listener.close()
+    err.print("stopped")
 
 
 def _serve_token(token: str | None, token_file: Path | None) -> str | None:
@@ -561,14 +611,16 @@ def _serve_oauth(
     if per_tool:
         settings["tool_scopes"] = per_tool
     if introspection_client is not None:
-        from .mcp import TokenIntrospection
-
         client_secret = os.environ.get(_INTROSPECTION_ENV, "")
         if not client_secret.strip():
             raise CliError(
                 f"--auth-introspection-client needs the client's secret in ${_INTROSPECTION_ENV}"
             )
-        settings["introspection"] = TokenIntrospection(introspection_client, client_secret.strip())
+        # JSON, like every option, so that `--workers` can hand it to each worker.
+        settings["introspection"] = {
+            "client_id": introspection_client,
+            "client_secret": client_secret.strip(),
+        }
     return settings
 
 
@@ -583,9 +635,38 @@ def _http_server(
     allowed_hosts: Sequence[str] = (),
     limits: dict[str, Any] | None = None,
 ) -> tuple[Any, socket.socket, str]:
-    import uvicorn
+    from ._serve_workers import app_options
+    from .mcp import create_app
 
-    from .mcp import LOCAL_HOSTS, create_app
+    listener, url, options = _http_listener(
+        host=host,
+        port=port,
+        token=token,
+        oauth=oauth,
+        stateless=stateless,
+        allowed_hosts=allowed_hosts,
+        limits=limits,
+    )
+    try:
+        app = create_app(tools, **app_options(options))
+    except ValueError as exc:
+        listener.close()
+        raise CliError(str(exc)) from exc
+    return _uvicorn_server(app), listener, url
+
+
+def _http_listener(
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    oauth: dict[str, Any] | None = None,
+    stateless: bool,
+    allowed_hosts: Sequence[str] = (),
+    limits: dict[str, Any] | None = None,
+) -> tuple[socket.socket, str, dict[str, Any]]:
+    """The listening socket, the URL clients use, and the `create_app` options (JSON values)."""
+    from .mcp import LOCAL_HOSTS
 
     bare = host.removeprefix("[").removesuffix("]")
     ipv6 = ":" in bare
@@ -609,25 +690,23 @@ def _http_server(
     hosts = list(LOCAL_HOSTS) if name in LOCAL_HOSTS else [*LOCAL_HOSTS, name]
     hosts += [h for h in allowed_hosts if h != "*" and h not in hosts]
     url = f"http://{name}:{listener.getsockname()[1]}/mcp"
-    try:
-        protected = None
-        if oauth is not None:
-            from .mcp import ProtectedResource
+    options: dict[str, Any] = {
+        "auth_token": token,
+        "stateless": stateless,
+        "allowed_hosts": hosts,
+        "dns_rebinding_protection": "*" not in allowed_hosts,
+        **(limits or {}),
+    }
+    if oauth is not None:
+        options["oauth"] = {"resource": url, **oauth}
+    return listener, url, options
 
-            settings: dict[str, Any] = {"resource": url, **oauth}
-            protected = ProtectedResource(**settings)
-        app = create_app(
-            tools,
-            auth_token=token,
-            oauth=protected,
-            stateless=stateless,
-            allowed_hosts=hosts,
-            dns_rebinding_protection="*" not in allowed_hosts,
-            **(limits or {}),
-        )
-    except ValueError as exc:
-        listener.close()
-        raise CliError(str(exc)) from exc
+
+def _uvicorn_server(app: Any, on_started: Callable[[], None] | None = None) -> Any:
+    """A uvicorn server for `app` that leaves signals to its caller; `on_started` runs once it
+    accepts connections."""
+    import uvicorn
+
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
 
     class Server(uvicorn.Server):
@@ -637,7 +716,12 @@ def _http_server(
         def capture_signals(self) -> Generator[None]:
             yield
 
-    return Server(config), listener, url
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if on_started is not None and not self.should_exit:
+                on_started()
+
+    return Server(config)
 
 
 @contextlib.asynccontextmanager

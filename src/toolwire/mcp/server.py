@@ -243,17 +243,25 @@ class _CancelOnDisconnect:
 
     In that revision, closing the answer stream is how a client cancels a request. With JSON
     answers nothing else listens for that disconnect, so a cancelled tool would run on. (The
-    handshake era cancels with `notifications/cancelled`, which the SDK applies itself.)
+    handshake era cancels with `notifications/cancelled`, which the SDK applies itself; a
+    stateless server has no session for that notification to find the call by, so there a
+    handshake-era request is watched too: its answer has no other reader.)
     Watching costs a task, so it starts only once a request has run for `_WATCH_AFTER` seconds:
     quick answers, nearly all of them, pay for a timer alone.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, every_era: bool = False) -> None:
         self.app = app
+        self.every_era = every_era
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         loop = _asyncio_loop()
-        if scope["type"] != "http" or scope["method"] != "POST" or not _modern(scope) or not loop:
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or not (self.every_era or _modern(scope))
+            or not loop
+        ):
             await self.app(scope, receive, send)
             return
         # The body is read here, so that the watch sees only what comes after it.
@@ -508,7 +516,7 @@ def create_app(
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
     )
-    app = _CancelOnDisconnect(app)
+    app = _CancelOnDisconnect(app, stateless)
     if oauth is not None and oauth.tool_scopes:
         from .resource_auth import ToolScopeCheck
 
