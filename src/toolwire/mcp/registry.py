@@ -13,6 +13,8 @@ import anyio
 from ._http import DEFAULT_MAX_ANSWER_BYTES
 from .auth import ClientCredentials, OAuth
 from .client import McpClient, McpTool
+from .elicitation import ElicitationHandler
+from .sampling import Sampler
 
 if TYPE_CHECKING:
     from .._config import RunOptions
@@ -46,6 +48,9 @@ class McpServerConfig:
         requires_approval: Ask for approval before every call of this server's tools, whatever
             the server says (tools it marks as needing approval need it anyway).
         max_answer_bytes: The largest answer read (see `McpClient`).
+        elicitation: Answers the server's requests for input (see `McpClient`).
+        sampling: Answers the server's requests for a completion with a model (see
+            `McpClient`).
     """
 
     url: str
@@ -57,6 +62,8 @@ class McpServerConfig:
     timeout: float | None = 60.0
     requires_approval: bool = False
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    elicitation: ElicitationHandler | None = field(default=None, repr=False)
+    sampling: Sampler | Model | None = field(default=None, repr=False)
 
     def client(self) -> McpClient:
         """A new, unconnected client for this server."""
@@ -68,6 +75,8 @@ class McpServerConfig:
             client_name=self.client_name,
             timeout=self.timeout,
             max_answer_bytes=self.max_answer_bytes,
+            elicitation=self.elicitation,
+            sampling=self.sampling,
         )
 
 
