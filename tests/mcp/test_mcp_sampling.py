@@ -343,3 +343,80 @@ async def test_a_tool_call_whose_arguments_are_not_an_object_is_refused() -> Non
         await answer(Sampler(model), params)
     assert caught.value.code == -32603
     assert "not a JSON object" in str(caught.value)
+
+
+# --- the CLI ----------------------------------------------------------------------------------
+
+
+async def _toolwire(*args: str) -> tuple[int, str, str]:
+    with anyio.fail_after(60):
+        done = await anyio.run_process(
+            [sys.executable, "-m", "toolwire.cli", *args], input=b"", check=False
+        )
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+async def test_toolwire_call_answers_with_the_sampling_model() -> None:
+    async with serve_app(app()) as url:
+        code, out, err = await _toolwire(
+            "call", url, "summarize", "text=news", "--sampling-model", "test", "--sampling", "allow"
+        )
+        assert code == 0, err
+        answer = report(out)
+        assert answer["model"] == "test"
+        assert answer["content"]["text"].startswith("The offline test model")
+        # Without --sampling-model nothing is offered; the server's request is refused.
+        code, out, err = await _toolwire("call", url, "summarize", "text=check")
+        assert code == 0, err
+        assert report(out) == {"declared": False}
+
+
+async def test_toolwire_run_answers_with_the_runs_own_model_when_allowed() -> None:
+    async with serve_app(app()) as url:
+        code, out, err = await _toolwire(
+            "run", "Summarize the news", "--mcp", url, "--sampling", "allow"
+        )
+        assert code == 0, err
+        assert "summarize" in err
+        assert '"model": "test"' in out
+        assert "The offline test model" in out
+        # No terminal to ask at: `ask` (the default) offers no sampling.
+        code, out, err = await _toolwire("run", "check", "--mcp", url)
+        assert code == 0, err
+        assert '{"declared": false}' in out
+
+
+async def test_asking_on_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from toolwire._cli_sampling import sampler_for
+
+    shown = io.StringIO()
+    stopped: list[bool] = []
+    model = ScriptedModel(["yes answer"])
+    sampler = sampler_for(
+        model,
+        "ask",
+        Console(file=shown, width=200),
+        interactive=True,
+        before=lambda: stopped.append(True),
+    )
+    assert sampler is not None
+    assert sampler_for(model, "ask", Console(file=shown), interactive=False) is None
+    assert sampler_for(model, "deny", Console(file=shown), interactive=True) is None
+    async with serve_app(app()) as url, McpClient(url, sampling=sampler) as client:
+        monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+        yes = report((await client.call_tool("summarize", {"text": "a"})).text)
+        monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
+        no = report((await client.call_tool("summarize", {"text": "b"})).text)
+    assert yes["content"]["text"] == "yes answer"
+    assert no["error"]["code"] == -1
+    text = shown.getvalue()
+    assert f"The MCP server {url} asks scripted for a completion:" in text
+    assert "system: You are terse." in text
+    assert "user: Summarize: a" in text
+    assert "(up to 200 tokens; hints: small)" in text
+    assert "Let the model answer? [y/N]" in text
+    assert stopped == [True, True]
