@@ -106,7 +106,7 @@ async def test_call_and_run_sign_in_with_login_too(tmp_path: Path, command: str)
     login = f"--login --login-port {port} --token-dir {tokens}"
     # The suite appends the server's URL to the command; `call` wants the tool after it.
     line = (
-        f"sh -c '\"$0\" call {login} \"$1\" test-tool' {toolwire}"
+        f'sh -c \'"$0" call {login} "$1" test-tool\' {toolwire}'
         if command == "call"
         else f"{toolwire} run test-tool {login} --mcp"
     )

@@ -33,7 +33,7 @@ from ._content import (
     parse_tool_spec,
 )
 from ._http import DEFAULT_MAX_ANSWER_BYTES, MODERN_VERSION, HttpSession
-from .auth import ClientCredentials, OAuth
+from .auth import ClientCredentials, CrossAppAccess, OAuth
 from .elicitation import ElicitationHandler, sdk_callback
 from .sampling import Sampler
 from .sampling import sdk_callback as sampling_callback
@@ -276,8 +276,9 @@ class McpClient:
             subprocess (command, args, env).
         auth_token: Sent as `Authorization: Bearer <token>`, for servers that take a fixed token.
         auth: OAuth 2.1 for servers behind it, as the MCP specification describes: `OAuth(...)`
-            (authorization code with PKCE, for people) or `ClientCredentials(...)` (machines),
-            from `toolwire.mcp.auth`, or any `httpx2.Auth`. HTTP only.
+            (authorization code with PKCE, for people), `ClientCredentials(...)` (machines) or
+            `CrossAppAccess(...)` (an enterprise identity provider's sign-in), from
+            `toolwire.mcp.auth`, or any `httpx2.Auth`. HTTP only.
         headers: Extra HTTP headers for every request.
         client_name: How the client introduces itself to the server.
         timeout: Seconds a request may take; a tool call past it is cancelled on the server
@@ -303,7 +304,7 @@ class McpClient:
         server: str | StdioServerParameters,
         *,
         auth_token: str | None = None,
-        auth: OAuth | ClientCredentials | httpx2.Auth | None = None,
+        auth: OAuth | ClientCredentials | CrossAppAccess | httpx2.Auth | None = None,
         headers: Mapping[str, str] | None = None,
         client_name: str = "toolwire",
         timeout: float | None = 60.0,
@@ -385,7 +386,7 @@ class McpClient:
                 headers=self._headers,
                 auth_token=self._auth_token,
                 auth=self._auth.provider(self.server)
-                if isinstance(self._auth, OAuth | ClientCredentials)
+                if isinstance(self._auth, OAuth | ClientCredentials | CrossAppAccess)
                 else self._auth,
                 client_info={"name": self.client_name, "version": __version__},
                 connect_timeout=min(self.timeout or 10.0, 10.0),
@@ -677,7 +678,7 @@ async def from_mcp(
     http_client: httpx2.AsyncClient | None = None,
     auth_token: str | None = None,
     prefix: str | None = None,
-    auth: OAuth | ClientCredentials | httpx2.Auth | None = None,
+    auth: OAuth | ClientCredentials | CrossAppAccess | httpx2.Auth | None = None,
     elicitation: ElicitationHandler | None = None,
     sampling: Sampler | Model | None = None,
 ) -> tuple[list[Tool], McpClient]:

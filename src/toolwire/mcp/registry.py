@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, Self, Unpack, runtime_check
 import anyio
 
 from ._http import DEFAULT_MAX_ANSWER_BYTES
-from .auth import ClientCredentials, OAuth
+from .auth import ClientCredentials, CrossAppAccess, OAuth
 from .client import McpClient, McpTool
 from .elicitation import ElicitationHandler
 from .sampling import Sampler
@@ -40,7 +40,8 @@ class McpServerConfig:
     Attributes:
         url: The server's MCP endpoint.
         auth_token: Sent as `Authorization: Bearer <token>`.
-        auth: OAuth for the server (`OAuth` or `ClientCredentials`; see `McpClient`).
+        auth: OAuth for the server (`OAuth`, `ClientCredentials` or `CrossAppAccess`; see
+            `McpClient`).
         headers: Extra HTTP headers for every request.
         client_name: How the client introduces itself.
         prefix: Prepended to the server's tool names as `"{prefix}_{name}"`.
@@ -55,7 +56,7 @@ class McpServerConfig:
 
     url: str
     auth_token: str | None = field(default=None, repr=False)
-    auth: OAuth | ClientCredentials | None = field(default=None, repr=False)
+    auth: OAuth | ClientCredentials | CrossAppAccess | None = field(default=None, repr=False)
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     client_name: str = "toolwire"
     prefix: str | None = None
