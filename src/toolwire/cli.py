@@ -176,6 +176,8 @@ def _client(
         raise CliError("give either a server URL or --stdio 'command args'")
     parsed_headers = parse_headers(headers)
     if stdio is not None:
+        if login_port is not None:
+            raise CliError("--login signs in to a server URL, not to a --stdio command")
         words = shlex.split(stdio)
         if not words:
             raise CliError("--stdio needs a command")

@@ -123,3 +123,10 @@ async def test_call_and_run_sign_in_with_login_too(tmp_path: Path, command: str)
     # The tool ran with the token: `call` prints its result, `run` its answer.
     (printed,) = (tmp_path / "run").glob("**/stdout.txt")
     assert ("test" if command == "call" else "- test-tool: test") in printed.read_text()
+
+
+def test_login_is_refused_for_a_stdio_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolwire.cli import main
+
+    assert main(["call", "--stdio", "some-server", "a-tool", "--login"]) == 1
+    assert "--login signs in to a server URL" in capsys.readouterr().err
