@@ -106,6 +106,34 @@ async def test_an_async_approval_lets_it_through_and_a_hint_picks_the_model() ->
     assert small.requests[0].settings.max_tokens == 64  # the sampler's cap beats the server's 200
 
 
+async def test_a_review_sees_the_answer_and_may_withhold_it() -> None:
+    reviewed: list[tuple[str, str]] = []
+
+    async def keep_if_short(request: SamplingRequest, completion: Completion) -> bool:
+        reviewed.append((request.text, completion.text))
+        return len(completion.text) < 20
+
+    def broken(request: SamplingRequest, completion: Completion) -> bool:
+        raise RuntimeError("no screen")
+
+    model = ScriptedModel(["Short.", "A much longer answer than allowed.", "Any."])
+    async with serve_app(app()) as url:
+        sampler = Sampler(model, review=keep_if_short)
+        async with McpClient(url, sampling=sampler) as client:
+            kept = report((await client.call_tool("summarize", {"text": "a"})).text)
+            withheld = report((await client.call_tool("summarize", {"text": "b"})).text)
+        async with McpClient(url, sampling=Sampler(model, review=broken)) as client:
+            failed = report((await client.call_tool("summarize", {"text": "c"})).text)
+    assert kept["content"]["text"] == "Short."
+    assert withheld == {"error": {"code": -1, "message": "User rejected the sampled answer"}}
+    assert reviewed == [
+        ("Summarize: a", "Short."),
+        ("Summarize: b", "A much longer answer than allowed."),
+    ]
+    assert failed["error"]["code"] == -32603
+    assert "the sampling review failed: no screen" in failed["error"]["message"]
+
+
 async def test_without_a_sampler_the_capability_is_absent_and_requests_are_refused() -> None:
     # The handshake era, where a server can ask at all (a sampler picks it by itself).
     async with serve_app(app()) as url, McpClient(url, protocol="legacy") as client:

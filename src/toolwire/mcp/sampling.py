@@ -43,7 +43,7 @@ from ..results import AudioPart, ContentPart, ImagePart, TextPart
 from ..tools import Tool, tool
 from ._content import McpProtocolError, McpToolSpec, lenient_schema, parse_part, parse_tool_spec
 
-__all__ = ["Sampler", "SamplingApproval", "SamplingRequest"]
+__all__ = ["Sampler", "SamplingApproval", "SamplingRequest", "SamplingReview"]
 
 USER_REJECTED = -1
 """The code the MCP specification's example gives a request the user turned down."""
@@ -95,6 +95,9 @@ class SamplingRequest:
 SamplingApproval: TypeAlias = Callable[[SamplingRequest], bool | Awaitable[bool]]
 """Sees each request and returns whether to answer it (sync or async); `False` refuses it."""
 
+SamplingReview: TypeAlias = Callable[[SamplingRequest, Completion], bool | Awaitable[bool]]
+"""Sees the model's answer before the server does (sync or async); `False` withholds it."""
+
 
 @dataclass(frozen=True, slots=True)
 class Sampler:
@@ -109,12 +112,16 @@ class Sampler:
         models: Other models a server's `modelPreferences` hint may pick by name; `model`
             answers when no hint matches.
         max_tokens: The most tokens any answer may take, whatever the server asks.
+        review: Called with each request and the model's answer before it is sent, so a person
+            can read what goes back to the server; `False` (or an exception) withholds it and
+            the server gets an error instead.
     """
 
     model: Model
     approve: SamplingApproval | None = None
     models: Sequence[Model] = ()
     max_tokens: int | None = None
+    review: SamplingReview | None = None
 
     def __post_init__(self) -> None:
         if self.max_tokens is not None and self.max_tokens <= 0:
@@ -354,15 +361,13 @@ def _content(completion: Completion, with_tools: bool) -> Any:
     return blocks or [{"type": "text", "text": ""}]
 
 
-async def _approved(sampler: Sampler, request: SamplingRequest) -> bool:
-    if sampler.approve is None:
-        return True
+async def _verdict(what: str, check: Callable[..., Any], *args: Any) -> bool:
     try:
-        verdict = sampler.approve(request)
+        verdict = check(*args)
         if inspect.isawaitable(verdict):
             verdict = await verdict
     except Exception as exc:  # the callback is the caller's code: its failure goes to the server
-        raise SamplingRefused(INTERNAL_ERROR, f"the sampling approval failed: {exc}") from exc
+        raise SamplingRefused(INTERNAL_ERROR, f"the sampling {what} failed: {exc}") from exc
     return verdict is True
 
 
@@ -375,7 +380,7 @@ async def answer(sampler: Sampler | None, params: Any, server: str | None = None
     if sampler is None:
         raise SamplingRefused(NOT_SUPPORTED, "Sampling not supported: this client has no model")
     request = parse_request(params, server)
-    if not await _approved(sampler, request):
+    if sampler.approve is not None and not await _verdict("approval", sampler.approve, request):
         raise SamplingRefused(USER_REJECTED, "User rejected sampling request")
     model = sampler.choose(request)
     history: list[Message] = list(request.messages)
@@ -400,9 +405,14 @@ async def answer(sampler: Sampler | None, params: Any, server: str | None = None
         raise SamplingRefused(
             INTERNAL_ERROR, f"the client's model failed: {type(exc).__name__}: {exc}"
         ) from exc
+    content = _content(completion, with_tools)
+    if sampler.review is not None and not await _verdict(
+        "review", sampler.review, request, completion
+    ):
+        raise SamplingRefused(USER_REJECTED, "User rejected the sampled answer")
     return {
         "role": "assistant",
-        "content": _content(completion, with_tools),
+        "content": content,
         "model": completion.model or model.model_name,
         "stopReason": _stop_reason(completion),
     }
