@@ -22,7 +22,7 @@ import typing
 import urllib.parse
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import typer
@@ -64,6 +64,24 @@ app = typer.Typer(
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 _state: dict[str, bool] = {"debug": False}
+
+# Options several commands share: signing in to MCP servers, and answering their sampling.
+_Login = Annotated[
+    bool, typer.Option(help="Sign in with OAuth in a browser; tokens are kept for next time.")
+]
+_LoginPort = Annotated[
+    int, typer.Option(help="The loopback port the sign-in redirect comes back to.")
+]
+_TokenDir = Annotated[
+    Path | None,
+    typer.Option(help="Where --login keeps tokens (default: $XDG_CONFIG_HOME/toolwire/oauth)."),
+]
+_SamplingMode = Annotated[
+    Literal["ask", "allow", "deny"],
+    typer.Option(
+        help="A server asking the model for a completion: ask on the terminal, allow, or deny."
+    ),
+]
 
 
 def _print_version(value: bool) -> None:
@@ -150,6 +168,7 @@ def _client(
     token: str | None,
     headers: Sequence[str],
     login_port: int | None = None,
+    token_dir: Path | None = None,
 ) -> Any:
     from .mcp import McpClient, StdioServerParameters
 
@@ -157,6 +176,8 @@ def _client(
         raise CliError("give either a server URL or --stdio 'command args'")
     parsed_headers = parse_headers(headers)
     if stdio is not None:
+        if login_port is not None:
+            raise CliError("--login signs in to a server URL, not to a --stdio command")
         words = shlex.split(stdio)
         if not words:
             raise CliError("--stdio needs a command")
@@ -174,7 +195,7 @@ def _client(
         from .mcp.login import LoopbackLogin, token_file
 
         login = LoopbackLogin(port=login_port, announce=lambda text: err.print(Text(text)))
-        store = FileTokenStore(token_file(target))
+        store = FileTokenStore(token_file(target, token_dir))
         auth = OAuth(authorize=login.authorize, redirect_uri=login.redirect_uri, store=store)
         return McpClient(target, auth=auth, headers=parsed_headers or None)
     return McpClient(target, auth_token=token, headers=parsed_headers or None)
@@ -757,15 +778,12 @@ def list_tools(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
     header: Annotated[list[str] | None, typer.Option(help="NAME=VALUE, repeatable.")] = None,
-    login: Annotated[
-        bool, typer.Option(help="Sign in with OAuth in a browser; tokens are kept for next time.")
-    ] = False,
-    login_port: Annotated[
-        int, typer.Option(help="The loopback port the sign-in redirect comes back to.")
-    ] = 33418,
+    login: _Login = False,
+    login_port: _LoginPort = 33418,
+    token_dir: _TokenDir = None,
 ) -> None:
     """List an MCP server's tools."""
-    client = _client(url, stdio, token, header or [], login_port if login else None)
+    client = _client(url, stdio, token, header or [], login_port if login else None, token_dir)
 
     async def main() -> list[Any]:
         async with connected(client, url, token, header or []):
@@ -862,8 +880,23 @@ def call(
     ] = None,
     token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
     header: Annotated[list[str] | None, typer.Option(help="NAME=VALUE, repeatable.")] = None,
+    login: _Login = False,
+    login_port: _LoginPort = 33418,
+    token_dir: _TokenDir = None,
+    sampling_model: Annotated[
+        str | None,
+        typer.Option(
+            help="provider:model-name (or 'test') that answers the server's sampling requests; "
+            "without it they are refused."
+        ),
+    ] = None,
+    sampling: _SamplingMode = "ask",
 ) -> None:
-    """Call one tool of an MCP server and print its result (exit 1 when it is an error)."""
+    """Call one tool of an MCP server and print its result (exit 1 when it is an error).
+
+    A server asking for input is asked on the terminal; one asking for a completion is answered
+    by --sampling-model, after a yes on the terminal (--sampling).
+    """
     words = list(rest or [])
     if stdio is None:
         url = target
@@ -873,10 +906,16 @@ def call(
     else:
         url, tool_name, pairs = None, target, words
     args = _parse_pairs(pairs, raw_json)
-    client = _client(url, stdio, token, header or [])
+    client = _client(url, stdio, token, header or [], login_port if login else None, token_dir)
     from ._cli_elicit import ask_on_terminal
 
     client.elicitation = ask_on_terminal  # a server asking for input asks the person here
+    if sampling_model is not None:
+        from ._cli_sampling import sampler_for
+
+        answering, _ = resolve_model(sampling_model, None, None)
+        interactive = sys.stdin.isatty() and err.is_terminal
+        client.sampling = sampler_for(answering, sampling, err, interactive=interactive)
 
     async def main() -> ToolResult:
         async with connected(client, url, token, header or []):
@@ -942,6 +981,10 @@ def run(
     header: Annotated[
         list[str] | None, typer.Option(help="'Name: value' for the --mcp servers, repeatable.")
     ] = None,
+    login: _Login = False,
+    login_port: _LoginPort = 33418,
+    token_dir: _TokenDir = None,
+    sampling: _SamplingMode = "ask",
     prebuilt: Annotated[
         bool, typer.Option("--prebuilt", help="Give the agent the prebuilt tools.")
     ] = False,
@@ -962,16 +1005,26 @@ def run(
     """Run the agent: a line per tool call, the answer as it streams, then usage and cost.
 
     Calls that need approval are asked y/n on a terminal; elsewhere the run stops, lists them and
-    exits with 1.
+    exits with 1. An MCP server asking for a completion (sampling) is answered by the run's own
+    model after a yes on the terminal (--sampling; refused when there is no terminal).
     """
     from .agent import Agent
 
     chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
     resolved, described = resolve_model(model, base_url, api_key)
-    clients = [_client(url, None, token, header or []) for url in mcp or []]
+    port = login_port if login else None
+    clients = [_client(url, None, token, header or [], port, token_dir) for url in mcp or []]
     clients += [_client(None, command, None, []) for command in stdio or []]
     targets = [*(mcp or []), *(None for _ in stdio or [])]
     view = RunView(out, err)
+    if clients:
+        from ._cli_sampling import sampler_for
+
+        interactive = sys.stdin.isatty() and err.is_terminal
+        # One sampler for every server: the run's model answers, asking first (one at a time).
+        sampler = sampler_for(resolved, sampling, err, interactive=interactive, before=view.close)
+        for client in clients:
+            client.sampling = sampler
 
     async def main() -> Any:
         async with contextlib.AsyncExitStack() as stack:

@@ -9,6 +9,11 @@ endpoint redirects straight back with a code. The client signs in as the CLI doe
 `LoopbackLogin` listening for that redirect, and `browse` plays the browser by following the
 authorization URL's redirects, which end at the listener. In the elicitation scenario a person
 accepts the form without filling anything in, so the schema's defaults must be applied.
+
+In the cross-app access scenario the suite hands over an ID token from its identity provider.
+`CrossAppAccess` wants the MCP server's authorization server as configuration; a deployment
+knows it, and here it is read from the server's protected-resource metadata, as the suite
+expects a client to learn it.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ import os
 import sys
 import threading
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
 
 from toolwire.mcp import McpClient
-from toolwire.mcp.auth import ClientCredentials, OAuth
+from toolwire.mcp.auth import ClientCredentials, CrossAppAccess, OAuth
 from toolwire.mcp.elicitation import Elicitation, ElicitationAnswer
 from toolwire.mcp.login import LoopbackLogin
 
@@ -43,10 +49,38 @@ def browse(url: str) -> None:
     threading.Thread(target=visit, daemon=True).start()
 
 
-def auth_for(scenario: str, login: LoopbackLogin) -> OAuth | ClientCredentials | None:
+async def authorization_server(url: str) -> str:
+    """The first authorization server the MCP server's protected-resource metadata names."""
+    parts = urlsplit(url)
+    where = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    async with httpx2.AsyncClient() as http:
+        metadata = (await http.get(where)).raise_for_status().json()
+    return metadata["authorization_servers"][0]
+
+
+def _maybe_tampered(token: str) -> str:
+    """The ID token, its signature broken when a test asks (`TAMPER_ID_TOKEN=1`)."""
+    if not os.environ.get("TAMPER_ID_TOKEN"):
+        return token
+    head, _, signature = token.rpartition(".")
+    return f"{head}.{signature[::-1]}"
+
+
+async def auth_for(
+    scenario: str, login: LoopbackLogin, url: str
+) -> OAuth | ClientCredentials | CrossAppAccess | None:
     if not scenario.startswith("auth/"):
         return None
     context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if scenario == "auth/cross-app-access-complete-flow":
+        return CrossAppAccess(
+            context["client_id"],
+            context["client_secret"],
+            issuer=await authorization_server(url),
+            idp_token_endpoint=context["idp_token_endpoint"],
+            id_token=_maybe_tampered(context["idp_id_token"]),
+            idp_client_id=context["idp_client_id"],
+        )
     if scenario == "auth/client-credentials-basic":
         return ClientCredentials(context["client_id"], context["client_secret"])
     if scenario == "auth/client-credentials-jwt":
@@ -76,7 +110,7 @@ async def main(url: str) -> int:
             url,
             client_name="toolwire-conformance",
             timeout=20,
-            auth=auth_for(scenario, login),
+            auth=await auth_for(scenario, login, url),
             elicitation=fill_nothing_in if "elicitation" in scenario else None,
         ) as client,
     ):

@@ -241,6 +241,16 @@ AUTH_SCENARIOS: dict[str, set[str]] = {
         "token-request",
         "valid-bearer-token",
     },
+    # An extension: the identity provider's ID token is exchanged for an ID-JAG (RFC 8693), which
+    # the authorization server trades for an access token (RFC 7523 JWT bearer grant).
+    "auth/cross-app-access-complete-flow": {
+        "prm-pathbased-requested",
+        "authorization-server-metadata",
+        "complete-flow-token-exchange",
+        "token-request",
+        "complete-flow-jwt-bearer",
+        "valid-bearer-token",
+    },
     "auth/client-credentials-basic": {
         "prm-pathbased-requested",
         "authorization-server-metadata",
@@ -264,6 +274,18 @@ async def test_client_scenario(scenario: str, tmp_path: Path) -> None:
     assert returncode == 0, client_errors
     if scenario in _CLIENT_GIVES_UP:
         assert "McpAuthError" in client_errors, client_errors
+
+
+async def test_cross_app_access_with_a_tampered_id_token_is_refused(tmp_path: Path) -> None:
+    results, returncode, client_errors = await run_client_scenario(
+        "auth/cross-app-access-complete-flow", tmp_path, env={"TAMPER_ID_TOKEN": "1"}
+    )
+    assert results["complete-flow-token-exchange"] == "FAILURE", results
+    assert results["complete-flow-jwt-bearer"] == "FAILURE", results  # never reached
+    assert "valid-bearer-token" not in results
+    assert returncode != 0
+    assert "McpAuthError" in client_errors
+    assert "refused the token exchange (400): Invalid ID token" in client_errors
 
 
 async def test_client_refuses_legacy_metadata_naming_another_issuer(tmp_path: Path) -> None:

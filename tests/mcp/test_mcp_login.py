@@ -101,3 +101,40 @@ async def test_toolwire_tools_login_signs_in_through_a_browser(tmp_path: Path) -
     (kept,) = (tmp_path / "config" / "toolwire" / "oauth").iterdir()
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     assert "access_token" in kept.read_text()
+
+
+@pytest.mark.parametrize("command", ["call", "run"])
+async def test_call_and_run_sign_in_with_login_too(tmp_path: Path, command: str) -> None:
+    """`toolwire call --login` and `toolwire run --mcp URL --login` as the suite's client, with
+    the tokens kept where `--token-dir` says."""
+    toolwire = Path(sys.executable).parent / "toolwire"
+    port = free_port()
+    tokens = tmp_path / "tokens"
+    browser = f"{sys.executable} {HERE / 'follow_redirects.py'} %s"
+    login = f"--login --login-port {port} --token-dir {tokens}"
+    # The suite appends the server's URL to the command; `call` wants the tool after it.
+    line = (
+        f'sh -c \'"$0" call {login} "$1" test-tool\' {toolwire}'
+        if command == "call"
+        else f"{toolwire} run test-tool {login} --mcp"
+    )
+    results, returncode, errors = await run_client_scenario(
+        "auth/metadata-default", tmp_path / "run", command=line, env={"BROWSER": browser}
+    )
+    assert set(results.values()) == {"SUCCESS"}, (results, errors)
+    assert {"authorization-request", "token-request", "valid-bearer-token"} <= set(results)
+    assert returncode == 0, errors
+    assert "Sign in at: http" in errors
+    (kept,) = tokens.iterdir()
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert "access_token" in kept.read_text()
+    # The tool ran with the token: `call` prints its result, `run` its answer.
+    (printed,) = (tmp_path / "run").glob("**/stdout.txt")
+    assert ("test" if command == "call" else "- test-tool: test") in printed.read_text()
+
+
+def test_login_is_refused_for_a_stdio_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolwire.cli import main
+
+    assert main(["call", "--stdio", "some-server", "a-tool", "--login"]) == 1
+    assert "--login signs in to a server URL" in capsys.readouterr().err

@@ -35,7 +35,9 @@ __all__ = [
     "McpToolSpec",
     "annotations_from_mcp",
     "annotations_to_mcp",
+    "lenient_schema",
     "parse_call_result",
+    "parse_part",
     "parse_tool_spec",
     "result_to_mcp",
 ]
@@ -164,7 +166,12 @@ def _opt_str(data: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _parse_part(raw: Any, index: int) -> ContentPart:
+def parse_part(raw: Any, index: int) -> ContentPart:
+    """One MCP content block as a toolwire part.
+
+    Raises:
+        McpProtocolError: the block does not have the shape MCP prescribes.
+    """
     if not isinstance(raw, Mapping):
         raise McpProtocolError(f"content[{index}] is not an object: {_short(raw)}")
     item = typing.cast(Mapping[str, Any], raw)
@@ -208,6 +215,13 @@ def _parse_part(raw: Any, index: int) -> ContentPart:
     raise McpProtocolError(f"content[{index}] has an unknown type {kind!r}")
 
 
+def lenient_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` as an object schema: servers often leave `type` out of an empty one."""
+    if "type" not in schema:
+        return {"type": "object", **schema}
+    return schema
+
+
 def parse_call_result(raw: Any) -> ToolResult:
     """A `tools/call` result as a `ToolResult`.
 
@@ -220,7 +234,7 @@ def parse_call_result(raw: Any) -> ToolResult:
     content = data.get("content", [])
     if not isinstance(content, list):
         raise McpProtocolError("the tools/call result's `content` is not a list")
-    parts = [_parse_part(item, i) for i, item in enumerate(typing.cast(list[Any], content))]
+    parts = [parse_part(item, i) for i, item in enumerate(typing.cast(list[Any], content))]
     is_error = data.get("isError", False)
     if not isinstance(is_error, bool):
         raise McpProtocolError("the tools/call result's `isError` is not a boolean")

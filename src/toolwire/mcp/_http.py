@@ -33,7 +33,7 @@ from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_hea
 from pydantic import ValidationError
 
 from .._util import retry_after_seconds
-from . import elicitation
+from . import elicitation, sampling
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "HttpSession", "SessionGone"]
@@ -219,9 +219,11 @@ class HttpSession:
         session_id: str | None = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         elicit: elicitation.ElicitationHandler | None = None,
+        sampler: sampling.Sampler | None = None,
     ) -> None:
         self.url = url
         self._elicit = elicit
+        self._sampler = sampler
         self.max_answer_bytes = max_answer_bytes
         self.session_id = session_id
         self.protocol_version: str | None = PROTOCOL_VERSION if session_id else None
@@ -311,7 +313,10 @@ class HttpSession:
         self.protocol_version = None
         params = {
             "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": dict(elicitation.CAPABILITY) if self._elicit is not None else {},
+            "capabilities": {
+                **(elicitation.CAPABILITY if self._elicit is not None else {}),
+                **sampling.capability(self._sampler),
+            },
             "clientInfo": self._client_info,
         }
         try:
@@ -396,7 +401,8 @@ class HttpSession:
             if on_send is not None:
                 on_send(request_id)
             try:
-                if self._elicit is not None and method == "tools/call" and self.session_id:
+                answers = self._elicit is not None or self._sampler is not None
+                if answers and method == "tools/call" and self.session_id:
                     return await self._send_listening(request_id, method, params)
                 return await self._send(request_id, method, params)
             except SessionGone:
@@ -652,6 +658,14 @@ class HttpSession:
                 result = await elicitation.answer(self._elicit, message.get("params"))
                 reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
             except elicitation.ElicitationRefused as exc:
+                error = {"code": exc.code, "message": str(exc)}
+                reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        elif method == "sampling/createMessage":
+            # Refused with an error when there is no sampler (the capability was not declared).
+            try:
+                result = await sampling.answer(self._sampler, message.get("params"), self.url)
+                reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            except sampling.SamplingRefused as exc:
                 error = {"code": exc.code, "message": str(exc)}
                 reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
         else:

@@ -23,6 +23,9 @@ toolwire's own, and why:
 - Token stores: `MemoryTokenStore` (the default) and `FileTokenStore`, which writes its file
   atomically with 0600 permissions, for the CLI and anything that must survive a restart.
 - The SDK's OAuth failures surface as `McpAuthError` (see `_http`), toolwire's documented error.
+- `CrossAppAccess` (enterprise-managed authorization, SEP-990): the SDK presents the identity
+  assertion grant to the MCP server's authorization server, but leaves getting it from the
+  identity provider to the deployment; toolwire does that leg, an RFC 8693 token exchange.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from mcp.client.auth.extensions.client_credentials import (
     PrivateKeyJWTOAuthProvider,
     SignedJWTParameters,
 )
+from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -61,6 +65,7 @@ from ..errors import McpAuthError
 __all__ = [
     "AuthorizeHandler",
     "ClientCredentials",
+    "CrossAppAccess",
     "FileTokenStore",
     "MemoryTokenStore",
     "OAuth",
@@ -431,6 +436,133 @@ class ClientCredentials:
                 scope=self.scope,
                 issuer=self.issuer,
             )
+
+
+_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+_ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+_ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+
+
+class CrossAppAccess:
+    """Enterprise-managed authorization (SEP-990, cross-app access): a person's sign-in at the
+    enterprise identity provider (IdP) becomes access to the MCP server, with no browser.
+
+    Two exchanges: the person's ID token goes to the IdP's token endpoint (RFC 8693 token
+    exchange) for an identity assertion authorization grant (ID-JAG) naming the MCP server's
+    authorization server and the MCP server; that grant goes, with this client's credentials, to
+    the authorization server (RFC 7523 JWT bearer grant) for an access token. Each time a token
+    is needed a fresh grant is asked for.
+
+    Args:
+        client_id: The client's ID at the MCP server's authorization server.
+        client_secret: Its secret there.
+        issuer: The MCP server's authorization server. Configuration, not discovery: the MCP
+            server is never asked which one to use, so it cannot divert the grant or the secret.
+        idp_token_endpoint: The identity provider's token endpoint.
+        id_token: The person's ID token from the identity provider, or an async callable that
+            returns a current one.
+        idp_client_id: This client's ID at the identity provider, sent with the exchange.
+        idp_client_secret: Its secret there, when the identity provider wants one.
+        scope: Scopes to ask the authorization server for, space-separated.
+        token_endpoint_auth_method: How the client authenticates to the authorization server:
+            `client_secret_basic` (the default) or `client_secret_post`.
+        store: Where tokens are kept (memory by default).
+    """
+
+    def __init__(
+        self,
+        client_id: str,
+        client_secret: str,
+        *,
+        issuer: str,
+        idp_token_endpoint: str,
+        id_token: str | Callable[[], Awaitable[str]],
+        idp_client_id: str | None = None,
+        idp_client_secret: str | None = None,
+        scope: str | None = None,
+        token_endpoint_auth_method: Literal[
+            "client_secret_basic", "client_secret_post"
+        ] = "client_secret_basic",
+        store: TokenStore | None = None,
+    ) -> None:
+        if not issuer:
+            raise ValueError("issuer names the MCP server's authorization server; it is required")
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.issuer = issuer
+        self.idp_token_endpoint = idp_token_endpoint
+        self.id_token = id_token
+        self.idp_client_id = idp_client_id
+        self.idp_client_secret = idp_client_secret
+        self.scope = scope
+        self.token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = (
+            token_endpoint_auth_method
+        )
+        self.store: TokenStore = store if store is not None else MemoryTokenStore()
+
+    def __repr__(self) -> str:
+        return f"CrossAppAccess({self.client_id!r}, issuer={self.issuer!r})"
+
+    def provider(self, server_url: str) -> httpx2.Auth:
+        """The `httpx2.Auth` that authorizes requests to `server_url`."""
+        return IdentityAssertionOAuthProvider(
+            server_url,
+            self.store,
+            self.client_id,
+            self.client_secret,
+            self.issuer,
+            self.exchange,
+            scope=self.scope,
+            token_endpoint_auth_method=self.token_endpoint_auth_method,
+        )
+
+    async def exchange(self, audience: str, resource: str) -> str:
+        """The ID-JAG for the authorization server `audience` and the MCP server `resource`.
+
+        Raises:
+            McpAuthError: the identity provider could not be reached, refused the exchange, or
+                answered with something other than an ID-JAG.
+        """
+        subject = self.id_token if isinstance(self.id_token, str) else await self.id_token()
+        form = {
+            "grant_type": _TOKEN_EXCHANGE,
+            "requested_token_type": _ID_JAG,
+            "audience": audience,
+            "resource": resource,
+            "subject_token": subject,
+            "subject_token_type": _ID_TOKEN,
+        }
+        if self.scope:
+            form["scope"] = self.scope
+        if self.idp_client_id is not None:
+            form["client_id"] = self.idp_client_id
+        if self.idp_client_secret is not None:
+            form["client_secret"] = self.idp_client_secret
+        where = f"the identity provider at {self.idp_token_endpoint}"
+        try:
+            async with httpx2.AsyncClient(timeout=30) as http:
+                response = await http.post(self.idp_token_endpoint, data=form)
+                body = response.content
+        except httpx2.HTTPError as exc:
+            raise McpAuthError(f"Cannot reach {where}: {exc}") from exc
+        try:
+            found: Any = json.loads(body)
+        except ValueError:
+            found = None
+        answer = typing.cast(dict[str, Any], found) if isinstance(found, dict) else {}
+        if response.status_code != 200:
+            reason = (
+                answer.get("error_description")
+                or answer.get("error")
+                or body[:200].decode(errors="replace")
+            )
+            raise McpAuthError(
+                f"{where} refused the token exchange ({response.status_code}): {reason!s}"
+            )
+        grant = answer.get("access_token")
+        if not isinstance(grant, str) or answer.get("issued_token_type") != _ID_JAG:
+            raise McpAuthError(f"{where} did not answer the token exchange with an ID-JAG")
+        return grant
 
 
 def _https_with_path(url: str) -> bool:

@@ -20,6 +20,7 @@ from .. import __version__, telemetry
 from .._validate import SchemaValidator
 from ..errors import SchemaError, ToolError, ToolTimeoutError
 from ..middleware import ToolWrapper
+from ..models.base import Model
 from ..results import ToolResult, error_result
 from ..tools import Tool, tool
 from ._content import (
@@ -27,12 +28,15 @@ from ._content import (
     McpError,
     McpProtocolError,
     McpToolSpec,
+    lenient_schema,
     parse_call_result,
     parse_tool_spec,
 )
 from ._http import DEFAULT_MAX_ANSWER_BYTES, MODERN_VERSION, HttpSession
-from .auth import ClientCredentials, OAuth
+from .auth import ClientCredentials, CrossAppAccess, OAuth
 from .elicitation import ElicitationHandler, sdk_callback
+from .sampling import Sampler
+from .sampling import sdk_callback as sampling_callback
 
 __all__ = ["McpClient", "McpTool", "StdioServerParameters", "from_mcp"]
 
@@ -136,9 +140,11 @@ class _StdioConnection:
         params: StdioServerParameters,
         client_name: str,
         elicit: ElicitationHandler | None,
+        sampler: Sampler | None,
     ) -> None:
         self._params = params
         self._elicit = elicit
+        self._sampler = sampler
         self._client_name = client_name
         self._stack = AsyncExitStack()
         self._client: Client | None = None
@@ -154,6 +160,12 @@ class _StdioConnection:
             read_timeout_seconds=limit,
             client_info=mcp_types.Implementation(name=self._client_name, version=__version__),
             elicitation_callback=None if self._elicit is None else sdk_callback(self._elicit),
+            sampling_callback=None
+            if self._sampler is None
+            else sampling_callback(self._sampler, self._params.command),
+            sampling_capabilities=None
+            if self._sampler is None
+            else mcp_types.SamplingCapability(tools=mcp_types.SamplingToolsCapability()),
         )
         try:
             try:
@@ -264,8 +276,9 @@ class McpClient:
             subprocess (command, args, env).
         auth_token: Sent as `Authorization: Bearer <token>`, for servers that take a fixed token.
         auth: OAuth 2.1 for servers behind it, as the MCP specification describes: `OAuth(...)`
-            (authorization code with PKCE, for people) or `ClientCredentials(...)` (machines),
-            from `toolwire.mcp.auth`, or any `httpx2.Auth`. HTTP only.
+            (authorization code with PKCE, for people), `ClientCredentials(...)` (machines) or
+            `CrossAppAccess(...)` (an enterprise identity provider's sign-in), from
+            `toolwire.mcp.auth`, or any `httpx2.Auth`. HTTP only.
         headers: Extra HTTP headers for every request.
         client_name: How the client introduces itself to the server.
         timeout: Seconds a request may take; a tool call past it is cancelled on the server
@@ -280,6 +293,10 @@ class McpClient:
             call gets an error result naming this cap.
         elicitation: Answers a server's requests for input during a call (see
             `toolwire.mcp.elicitation`); without it they are declined.
+        sampling: Answers a server's requests for a completion during a call with a toolwire
+            model: a `Sampler` (the model, an approval callback, limits; see
+            `toolwire.mcp.sampling`) or a bare `Model`, which answers every request. Without
+            it the capability is not declared and such requests get an error.
     """
 
     def __init__(
@@ -287,7 +304,7 @@ class McpClient:
         server: str | StdioServerParameters,
         *,
         auth_token: str | None = None,
-        auth: OAuth | ClientCredentials | httpx2.Auth | None = None,
+        auth: OAuth | ClientCredentials | CrossAppAccess | httpx2.Auth | None = None,
         headers: Mapping[str, str] | None = None,
         client_name: str = "toolwire",
         timeout: float | None = 60.0,
@@ -296,6 +313,7 @@ class McpClient:
         protocol: _Era = "auto",
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         elicitation: ElicitationHandler | None = None,
+        sampling: Sampler | Model | None = None,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
@@ -316,6 +334,11 @@ class McpClient:
         self.protocol: _Era = protocol
         self.max_answer_bytes = max_answer_bytes
         self.elicitation = elicitation
+        self.sampling: Sampler | None = (
+            Sampler(sampling)
+            if sampling is not None and not isinstance(sampling, Sampler)
+            else sampling
+        )
         self._conn: _HttpConnection | _StdioConnection | None = None
         self._specs: dict[str, McpToolSpec] = {}
         self._output_checks: dict[str, SchemaValidator | None] = {}
@@ -363,20 +386,22 @@ class McpClient:
                 headers=self._headers,
                 auth_token=self._auth_token,
                 auth=self._auth.provider(self.server)
-                if isinstance(self._auth, OAuth | ClientCredentials)
+                if isinstance(self._auth, OAuth | ClientCredentials | CrossAppAccess)
                 else self._auth,
                 client_info={"name": self.client_name, "version": __version__},
                 connect_timeout=min(self.timeout or 10.0, 10.0),
                 session_id=self._session_id,
                 max_answer_bytes=self.max_answer_bytes,
                 elicit=self.elicitation,
+                sampler=self.sampling,
             )
             # Server requests are answered in the handshake era; the per-request era asks for
             # input with `input_required` results instead, which toolwire does not answer yet.
-            era: _Era = "legacy" if self.elicitation and self.protocol == "auto" else self.protocol
+            answers = self.elicitation is not None or self.sampling is not None
+            era: _Era = "legacy" if answers and self.protocol == "auto" else self.protocol
             conn: _HttpConnection | _StdioConnection = _HttpConnection(session, era)
         else:
-            conn = _StdioConnection(self.server, self.client_name, self.elicitation)
+            conn = _StdioConnection(self.server, self.client_name, self.elicitation, self.sampling)
         try:
             await conn.open(self.timeout)
         except BaseException:
@@ -620,7 +645,7 @@ class McpTool(ToolWrapper):
             wrapped = tool(
                 name=name,
                 description=spec.description,
-                parameters=_lenient(spec.input_schema),
+                parameters=lenient_schema(spec.input_schema),
                 execute=execute,
                 strict=False,
                 annotations=spec.annotations,
@@ -645,13 +670,6 @@ class McpTool(ToolWrapper):
         return self.spec.output_schema
 
 
-def _lenient(schema: dict[str, Any]) -> dict[str, Any]:
-    # MCP servers often omit `type` on an empty schema; toolwire needs an object schema.
-    if "type" not in schema:
-        return {"type": "object", **schema}
-    return schema
-
-
 async def from_mcp(
     url: str,
     *,
@@ -660,12 +678,14 @@ async def from_mcp(
     http_client: httpx2.AsyncClient | None = None,
     auth_token: str | None = None,
     prefix: str | None = None,
-    auth: OAuth | ClientCredentials | httpx2.Auth | None = None,
+    auth: OAuth | ClientCredentials | CrossAppAccess | httpx2.Auth | None = None,
+    elicitation: ElicitationHandler | None = None,
+    sampling: Sampler | Model | None = None,
 ) -> tuple[list[Tool], McpClient]:
     """Connect to an MCP server and return its tools with the connected client.
 
     Close the client when done: `tools, client = await from_mcp(url)` ... `await client.close()`.
-    `auth` is OAuth for servers behind it (see `McpClient`).
+    `auth`, `elicitation` and `sampling` are as for `McpClient`.
     """
     client = McpClient(
         url,
@@ -674,6 +694,8 @@ async def from_mcp(
         http_client=http_client,
         auth_token=auth_token,
         auth=auth,
+        elicitation=elicitation,
+        sampling=sampling,
     )
     await client.connect()
     try:

@@ -171,9 +171,12 @@ async def _reply(stream: anyio.abc.SocketStream, status: bytes, body: bytes) -> 
         await stream.send(head + body)
 
 
-def token_file(server_url: str) -> Path:
-    """Where the CLI keeps the tokens for `server_url`: one 0600 file per server under the
-    user's config directory (`$XDG_CONFIG_HOME/toolwire/oauth`, else `~/.config/...`)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+def token_file(server_url: str, directory: Path | None = None) -> Path:
+    """Where the CLI keeps the tokens for `server_url`: one 0600 file per server in `directory`,
+    by default under the user's config directory (`$XDG_CONFIG_HOME/toolwire/oauth`, else
+    `~/.config/...`)."""
+    if directory is None:
+        base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        directory = Path(base) / "toolwire" / "oauth"
     digest = hashlib.sha256(server_url.encode()).hexdigest()[:24]
-    return Path(base) / "toolwire" / "oauth" / f"{digest}.json"
+    return directory / f"{digest}.json"

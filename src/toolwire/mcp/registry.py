@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Literal, Protocol, Self, Unpack, runtime_check
 import anyio
 
 from ._http import DEFAULT_MAX_ANSWER_BYTES
-from .auth import ClientCredentials, OAuth
+from .auth import ClientCredentials, CrossAppAccess, OAuth
 from .client import McpClient, McpTool
+from .elicitation import ElicitationHandler
+from .sampling import Sampler
 
 if TYPE_CHECKING:
     from .._config import RunOptions
@@ -38,7 +40,8 @@ class McpServerConfig:
     Attributes:
         url: The server's MCP endpoint.
         auth_token: Sent as `Authorization: Bearer <token>`.
-        auth: OAuth for the server (`OAuth` or `ClientCredentials`; see `McpClient`).
+        auth: OAuth for the server (`OAuth`, `ClientCredentials` or `CrossAppAccess`; see
+            `McpClient`).
         headers: Extra HTTP headers for every request.
         client_name: How the client introduces itself.
         prefix: Prepended to the server's tool names as `"{prefix}_{name}"`.
@@ -46,17 +49,22 @@ class McpServerConfig:
         requires_approval: Ask for approval before every call of this server's tools, whatever
             the server says (tools it marks as needing approval need it anyway).
         max_answer_bytes: The largest answer read (see `McpClient`).
+        elicitation: Answers the server's requests for input (see `McpClient`).
+        sampling: Answers the server's requests for a completion with a model (see
+            `McpClient`).
     """
 
     url: str
     auth_token: str | None = field(default=None, repr=False)
-    auth: OAuth | ClientCredentials | None = field(default=None, repr=False)
+    auth: OAuth | ClientCredentials | CrossAppAccess | None = field(default=None, repr=False)
     headers: Mapping[str, str] | None = field(default=None, repr=False)
     client_name: str = "toolwire"
     prefix: str | None = None
     timeout: float | None = 60.0
     requires_approval: bool = False
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    elicitation: ElicitationHandler | None = field(default=None, repr=False)
+    sampling: Sampler | Model | None = field(default=None, repr=False)
 
     def client(self) -> McpClient:
         """A new, unconnected client for this server."""
@@ -68,6 +76,8 @@ class McpServerConfig:
             client_name=self.client_name,
             timeout=self.timeout,
             max_answer_bytes=self.max_answer_bytes,
+            elicitation=self.elicitation,
+            sampling=self.sampling,
         )
 
 
