@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast
 import anyio
 
 from . import telemetry
+from ._logctx import in_call, in_run
 from ._util import maybe_await
 from .errors import UsageLimitExceeded
 from .messages import (
@@ -220,6 +221,15 @@ RunEvent: TypeAlias = (
 )
 Subscriber: TypeAlias = Callable[[RunEvent], Any]
 StreamSink: TypeAlias = Callable[[StreamEvent | RunEvent], Awaitable[None]]
+ToolTracer: TypeAlias = Callable[
+    [
+        ToolCallBlock,
+        "Tool | None",
+        Callable[[], Awaitable[tuple[ToolResultMessage, BaseException | None]]],
+    ],
+    Awaitable[tuple[ToolResultMessage, BaseException | None]],
+]
+"""Runs one tool call (the thunk) inside a span: `trace_tool(call, tool or None, thunk)`."""
 
 
 # --- history repair ----------------------------------------------------------------------------
@@ -348,6 +358,8 @@ class LoopConfig:
         subscribers: The configured subscribers and this run's own.
         stream_sink: Where a streamed run's events go; `None` when the run does not stream.
         backend: Runs the model and tool steps (durably); `None` runs them in process.
+        trace_tool: Runs each tool call (hooks included, an unknown tool's too) inside its
+            tracing span; set by `toolwire.telemetry` for traced runs.
     """
 
     model: Model
@@ -360,6 +372,7 @@ class LoopConfig:
     stream_sink: StreamSink | None = None
     native_tools: Sequence[NativeTool] = ()
     backend: StepBackend | None = None
+    trace_tool: ToolTracer | None = None
 
 
 def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:
@@ -724,6 +737,9 @@ class _Run:
                 content=[TextPart(f'Error: unknown tool "{call.name}". Available tools: {names}.')],
                 is_error=True,
             )
+            if config.trace_tool is not None:
+                answer = (message, None)
+                message = (await config.trace_tool(call, None, lambda: _ready(answer)))[0]
         elif config.backend is None:
             message, error = await self._call_tool(tool, call, tool_call, None)
         else:
@@ -768,6 +784,21 @@ class _Run:
         return message, trace
 
     async def _call_tool(
+        self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
+    ) -> tuple[ToolResultMessage, BaseException | None]:
+        trace_tool = self.config.trace_tool
+        if trace_tool is not None:
+            # Inside the step, so a durable run's replayed calls (not run again) get no span.
+            return await trace_tool(call, tool, lambda: self._run_tool(tool, call, tool_call, key))
+        return await self._run_tool(tool, call, tool_call, key)
+
+    async def _run_tool(
+        self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
+    ) -> tuple[ToolResultMessage, BaseException | None]:
+        with in_call(call.id):
+            return await self._run_tool_here(tool, call, tool_call, key)
+
+    async def _run_tool_here(
         self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
     ) -> tuple[ToolResultMessage, BaseException | None]:
         config = self.config
@@ -851,6 +882,12 @@ class _Run:
         await self.execute(calls, decided)
 
 
+async def _ready(
+    answer: tuple[ToolResultMessage, BaseException | None],
+) -> tuple[ToolResultMessage, BaseException | None]:
+    return answer
+
+
 def _log_answer(run_id: str, iteration: int, provider: str, completion: Completion) -> None:
     usage = completion.usage
     logger.debug(
@@ -911,6 +948,19 @@ async def _run(
     for repair in repairs:
         logger.warning("toolwire: repaired the history handed in: %s", repair)
     state = _Run(config, messages, len(messages))
+    with in_run(state.run_id):  # for the log records of everything the run does
+        return await _run_state(state, prompt, approvals, results, resuming=resuming)
+
+
+async def _run_state(
+    state: _Run,
+    prompt: str | None,
+    approvals: Mapping[str, bool | str] | None,
+    results: Mapping[str, Any] | None,
+    *,
+    resuming: bool,
+) -> RunResult:
+    config, messages = state.config, state.messages
     if state.output is not None:
         note = state.output.instructions()
         if note is not None and not any(

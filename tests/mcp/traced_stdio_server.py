@@ -1,5 +1,5 @@
 """`traced_stdio_server.py SPANS_FILE`: toolwire tools over stdio, instrumented, each finished
-span written to SPANS_FILE as one JSON line (name, kind, trace and parent ids)."""
+span written to SPANS_FILE as one JSON line (name, kind, trace and parent ids, attributes)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ class LineExporter(SpanExporter):
                     "trace_id": span.context.trace_id,
                     "parent_id": parent.span_id if parent is not None else None,
                     "parent_remote": parent.is_remote if parent is not None else None,
+                    "attributes": dict(span.attributes or {}),
                 }
                 out.write(json.dumps(line) + "\n")
         return SpanExportResult.SUCCESS

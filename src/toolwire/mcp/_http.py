@@ -32,6 +32,7 @@ from mcp.client.auth import OAuthFlowError
 from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_header_map
 from pydantic import ValidationError
 
+from .. import telemetry
 from .._util import retry_after_seconds
 from . import elicitation
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
@@ -76,6 +77,8 @@ class SessionGone(Exception):
     Either way it refused the request before processing it, so a repeat is safe.
     """
 
+    error_type = "session_gone"  # how a request's span names this failure
+
 
 class _RetryLater(Exception):
     """HTTP 429 or 503 with `Retry-After`: the request was not processed; try again later."""
@@ -89,6 +92,8 @@ class _RetryLater(Exception):
 
 class _Lost(Exception):
     """The connection failed; `delivered` says whether the request may have reached the server."""
+
+    error_type = "connection_lost"  # how a request's span names this failure
 
     def __init__(self, message: str, *, delivered: bool) -> None:
         super().__init__(message)
@@ -419,6 +424,18 @@ class HttpSession:
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
         """Send a notification; the server's answer carries nothing we need."""
+        tracing = telemetry.active()
+        if tracing is not None and tracing.mcp.enabled():
+            attributes = tracing.mcp.http_attributes(
+                self.url, self.session_id, self.protocol_version
+            )
+            await tracing.mcp.client_request(
+                method, params, attributes, lambda stamped: self._notify(method, stamped)
+            )
+            return
+        await self._notify(method, params)
+
+    async def _notify(self, method: str, params: dict[str, Any] | None) -> None:
         body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             body["params"] = params
@@ -467,6 +484,24 @@ class HttpSession:
         return stamped
 
     async def _send(self, request_id: int, method: str, params: dict[str, Any] | None) -> Any:
+        """`_send_waiting`, in its MCP client span when traced (every request passes here)."""
+        tracing = telemetry.active()
+        if tracing is not None and tracing.mcp.enabled():
+            attributes = tracing.mcp.http_attributes(
+                self.url, self.session_id, self.protocol_version
+            )
+            return await tracing.mcp.client_request(
+                method,
+                params,
+                attributes,
+                lambda stamped: self._send_waiting(request_id, method, stamped),
+                request_id=request_id,
+            )
+        return await self._send_waiting(request_id, method, params)
+
+    async def _send_waiting(
+        self, request_id: int, method: str, params: dict[str, Any] | None
+    ) -> Any:
         """`_exchange`, waiting out the short delays a 429 or 503 asks for with `Retry-After`."""
         for _ in range(_MAX_RETRY_AFTERS):
             try:
