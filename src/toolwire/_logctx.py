@@ -11,10 +11,20 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["current_call", "current_run", "in_call", "in_run", "log_extra", "log_prefix"]
+__all__ = [
+    "CALL_ID",
+    "current_call",
+    "current_run",
+    "in_call",
+    "in_run",
+    "log_extra",
+    "log_prefix",
+]
 
 _run: ContextVar[str | None] = ContextVar("toolwire_run_id", default=None)
-_call: ContextVar[str | None] = ContextVar("toolwire_call_id", default=None)
+CALL_ID: ContextVar[str | None] = ContextVar("toolwire_call_id", default=None)
+"""The tool call running (set directly by the loop: it is set once per call)."""
+_call = CALL_ID
 
 
 def current_run() -> str | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast
 import anyio
 
 from . import telemetry
-from ._logctx import in_call, in_run
+from ._logctx import CALL_ID, in_run
 from ._util import maybe_await
 from .errors import UsageLimitExceeded
 from .messages import (
@@ -795,32 +795,32 @@ class _Run:
     async def _run_tool(
         self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
     ) -> tuple[ToolResultMessage, BaseException | None]:
-        with in_call(call.id):
-            return await self._run_tool_here(tool, call, tool_call, key)
-
-    async def _run_tool_here(
-        self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
-    ) -> tuple[ToolResultMessage, BaseException | None]:
-        config = self.config
-        options = config.options
+        # The call's id for the log records of what it runs; a token rather than a context
+        # manager, since this runs per call.
+        token = CALL_ID.set(call.id)
         try:
-            if options.on_tool_call is not None:
-                await maybe_await(options.on_tool_call(tool_call))
-            ctx = ToolContext(
-                tool_name=call.name, call_id=call.id, deps=config.deps, idempotency_key=key
-            )
-            result = await tool.invoke(call.arguments, ctx)
-        except Exception as exc:  # a hook raised: the call gets the error as its result
-            result = error_result(exc)
-        error = result.error
-        message = ToolResultMessage.from_result(call.id, call.name, result)
-        if options.on_tool_result is not None:
+            config = self.config
+            options = config.options
             try:
-                await maybe_await(options.on_tool_result(tool_call, message))
-            except Exception as exc:
-                error = exc
-                message = ToolResultMessage.from_result(call.id, call.name, error_result(exc))
-        return message, error
+                if options.on_tool_call is not None:
+                    await maybe_await(options.on_tool_call(tool_call))
+                ctx = ToolContext(
+                    tool_name=call.name, call_id=call.id, deps=config.deps, idempotency_key=key
+                )
+                result = await tool.invoke(call.arguments, ctx)
+            except Exception as exc:  # a hook raised: the call gets the error as its result
+                result = error_result(exc)
+            error = result.error
+            message = ToolResultMessage.from_result(call.id, call.name, result)
+            if options.on_tool_result is not None:
+                try:
+                    await maybe_await(options.on_tool_result(tool_call, message))
+                except Exception as exc:
+                    error = exc
+                    message = ToolResultMessage.from_result(call.id, call.name, error_result(exc))
+            return message, error
+        finally:
+            CALL_ID.reset(token)
 
     # -- resuming a paused turn
 
