@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_servers import sdk_server, toolwire_app
@@ -18,7 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from conftest import HERE, serve_app
+from conftest import HERE, ROOT, eventually, free_port, serve_app, wait_for_port
 from mcp import Client, StdioServerParameters
 from toolwire import Agent, ScriptedModel, telemetry
 from toolwire.mcp import McpClient
@@ -127,6 +128,43 @@ async def test_a_stdio_server_in_another_process_continues_the_trace(
     assert attrs(sent[("tools/list", SpanKind.CLIENT)])["mcp.protocol.version"]
     # Notifications are served in a span too (the SDK's client sends them without context).
     assert served["notifications/initialized"]["kind"] == "SERVER"
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_an_http_server_in_another_process_continues_the_trace(
+    exporter: InMemorySpanExporter, tmp_path: Path, protocol: Literal["auto", "legacy"]
+) -> None:
+    spans_file = tmp_path / "spans.jsonl"
+    port = free_port()
+    server = await anyio.open_process(
+        [sys.executable, str(HERE / "traced_stdio_server.py"), str(spans_file), str(port)],
+        cwd=ROOT,
+    )
+    try:
+        await wait_for_port(port)
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with McpClient(url, protocol=protocol) as client:
+            await client.list_tools()
+            assert (await client.call_tool("add", {"a": 1, "b": 2})).text == "3"
+        # A notification is answered (202) before it is handled: wait for every span to land.
+        expected = len([s for s in exporter.get_finished_spans() if s.kind is SpanKind.CLIENT])
+        await eventually(
+            lambda: spans_file.exists() and len(spans_file.read_text().splitlines()) >= expected
+        )
+    finally:
+        server.kill()
+        with anyio.fail_after(10):
+            await server.wait()
+        await server.aclose()
+
+    sent = [s for s in exporter.get_finished_spans() if s.kind is SpanKind.CLIENT]
+    served = [json.loads(line) for line in spans_file.read_text().splitlines()]
+    parents = {line["parent_id"]: line for line in served}
+    assert len(sent) >= 3
+    for span in sent:
+        line = parents[span.context.span_id]  # each request's server span, another process
+        assert line["name"] == span.name and line["kind"] == "SERVER"
+        assert line["trace_id"] == span.context.trace_id and line["parent_remote"] is True
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
