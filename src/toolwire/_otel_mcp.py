@@ -220,6 +220,27 @@ class McpSpans:
             self.server_duration.record(time.perf_counter() - started, _metric(attrs))
             return result
 
+    async def served_message(
+        self,
+        message: Mapping[str, Any],
+        session: Mapping[str, Any],
+        call_next: Callable[[], Awaitable[Any]],
+    ) -> Any:
+        """Answer a request a server sent the client (a ping, an elicitation) in its span.
+
+        `session` is the client's view of the session (`http_attributes`); the server's address
+        stays off a span where the client is the one serving.
+        """
+        raw: Any = message.get("params")
+        params = typing.cast(Mapping[str, Any], raw) if isinstance(raw, Mapping) else None
+        raw = params.get("_meta") if params is not None else None
+        meta = typing.cast(Mapping[str, Any], raw) if isinstance(raw, Mapping) else None
+        attributes = {k: v for k, v in session.items() if not k.startswith("server.")}
+        if message.get("id") is not None:
+            attributes["jsonrpc.request.id"] = str(message["id"])
+        method = message.get("method")
+        return await self.served(str(method), params, meta, attributes, call_next)
+
     @staticmethod
     def _failed(
         span: Span, error: BaseException, histogram: Any, attrs: dict[str, Any], started: float

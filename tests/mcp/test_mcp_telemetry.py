@@ -18,11 +18,13 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from test_mcp_elicitation import elicit_app
 
 from conftest import HERE, ROOT, eventually, free_port, serve_app, wait_for_port
 from mcp import Client, StdioServerParameters
 from toolwire import Agent, ScriptedModel, telemetry
 from toolwire.mcp import McpClient
+from toolwire.mcp.elicitation import Elicitation, ElicitationAnswer
 
 pytestmark = pytest.mark.anyio
 
@@ -282,3 +284,29 @@ async def test_a_json_rpc_error_marks_the_client_span(exporter: InMemorySpanExpo
         assert span.status.status_code is StatusCode.ERROR
     # toolwire's server answers invalid arguments with an error result, as MCP asks.
     assert attrs(sent)["error.type"] == attrs(served)["error.type"] == "tool_error"
+
+
+async def test_a_request_the_server_sends_is_served_in_the_callers_trace(
+    exporter: InMemorySpanExporter,
+) -> None:
+    # The SDK's server asks for input during a call; it passes the call's context on in the
+    # elicitation's `_meta`, so toolwire's client answers inside the same trace.
+    async def answer(request: Elicitation) -> ElicitationAnswer:
+        return ElicitationAnswer("accept", {"admin": True})
+
+    async with serve_app(elicit_app()) as url, McpClient(url, elicitation=answer) as client:
+        result = await client.call_tool("who")
+        session_id = client.session_id
+    assert not result.is_error, result.text
+    assert session_id is not None  # answering server requests needs the handshake era
+
+    spans = by_name(exporter)
+    call = spans[("tools/call who", SpanKind.CLIENT)]
+    asked = spans[("elicitation/create", SpanKind.SERVER)]
+    assert asked.context.trace_id == call.context.trace_id
+    assert asked.parent is not None and asked.parent.span_id == call.context.span_id
+    a = attrs(asked)
+    assert a["mcp.method.name"] == "elicitation/create"
+    assert a["jsonrpc.request.id"]
+    assert a["mcp.session.id"] == session_id
+    assert "server.address" not in a

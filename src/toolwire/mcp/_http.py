@@ -23,7 +23,7 @@ import re
 import typing
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -36,6 +36,9 @@ from .. import telemetry
 from .._util import retry_after_seconds
 from . import elicitation
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
+
+if TYPE_CHECKING:
+    from .._otel_mcp import McpSpans
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "HttpSession", "SessionGone"]
 
@@ -424,16 +427,13 @@ class HttpSession:
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
         """Send a notification; the server's answer carries nothing we need."""
-        tracing = telemetry.active()
-        if tracing is not None and tracing.mcp.enabled():
-            attributes = tracing.mcp.http_attributes(
-                self.url, self.session_id, self.protocol_version
+        traced = self._tracing()
+        if traced is None:
+            await self._notify(method, params)
+        else:
+            await traced[0].client_request(
+                method, params, traced[1], lambda stamped: self._notify(method, stamped)
             )
-            await tracing.mcp.client_request(
-                method, params, attributes, lambda stamped: self._notify(method, stamped)
-            )
-            return
-        await self._notify(method, params)
 
     async def _notify(self, method: str, params: dict[str, Any] | None) -> None:
         body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -485,19 +485,24 @@ class HttpSession:
 
     async def _send(self, request_id: int, method: str, params: dict[str, Any] | None) -> Any:
         """`_send_waiting`, in its MCP client span when traced (every request passes here)."""
+        traced = self._tracing()
+        if traced is None:
+            return await self._send_waiting(request_id, method, params)
+        return await traced[0].client_request(
+            method,
+            params,
+            traced[1],
+            lambda stamped: self._send_waiting(request_id, method, stamped),
+            request_id=request_id,
+        )
+
+    def _tracing(self) -> tuple[McpSpans, dict[str, Any]] | None:
+        """The MCP spans and this session's span attributes, when `toolwire.telemetry` is on."""
         tracing = telemetry.active()
-        if tracing is not None and tracing.mcp.enabled():
-            attributes = tracing.mcp.http_attributes(
-                self.url, self.session_id, self.protocol_version
-            )
-            return await tracing.mcp.client_request(
-                method,
-                params,
-                attributes,
-                lambda stamped: self._send_waiting(request_id, method, stamped),
-                request_id=request_id,
-            )
-        return await self._send_waiting(request_id, method, params)
+        if tracing is None or not tracing.mcp.enabled():
+            return None
+        spans = tracing.mcp
+        return spans, spans.http_attributes(self.url, self.session_id, self.protocol_version)
 
     async def _send_waiting(
         self, request_id: int, method: str, params: dict[str, Any] | None
@@ -598,7 +603,7 @@ class HttpSession:
             message = typing.cast(dict[str, Any], message)
             if "method" in message:
                 if "id" in message:
-                    await self._answer_server_request(message)
+                    await self._serve_request(message)
                 continue  # notifications (progress, logs) carry nothing a tool result needs
             if message.get("id") == request_id:
                 return _result_of(message, request_id)
@@ -670,12 +675,22 @@ class HttpSession:
                 async for event in _sse_events(got, self.max_answer_bytes):
                     message: Any = _loads(event.data) if event.data else None
                     if isinstance(message, dict) and "method" in message and "id" in message:
-                        await self._answer_server_request(typing.cast(dict[str, Any], message))
+                        await self._serve_request(typing.cast(dict[str, Any], message))
         except (httpx2.HTTPError, McpError, OAuthFlowError, ValidationError):
             pass  # the call itself goes on; it only cannot be asked anything
         finally:
             if not started:
                 task_status.started()
+
+    async def _serve_request(self, message: dict[str, Any]) -> None:
+        """`_answer_server_request`, in its MCP server span when traced."""
+        traced = self._tracing()
+        if traced is None:
+            await self._answer_server_request(message)
+        else:
+            await traced[0].served_message(
+                message, traced[1], lambda: self._answer_server_request(message)
+            )
 
     async def _answer_server_request(self, message: dict[str, Any]) -> None:
         method = message.get("method")
