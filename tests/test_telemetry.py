@@ -221,6 +221,31 @@ async def test_content_as_the_conventions_events(otel: Otel, mode: str) -> None:
     logs.shutdown()
 
 
+@pytest.mark.parametrize(
+    ("word", "on_span", "as_event"),
+    [
+        ("", False, False),
+        ("true", True, True),
+        ("SPAN_ONLY", True, False),
+        ("event_only", False, True),
+        ("Span_And_Event", True, True),
+        ("no_content", False, False),
+        ("maybe", False, False),
+    ],
+)
+def test_the_environment_variable_picks_the_content_mode(
+    monkeypatch: pytest.MonkeyPatch, word: str, on_span: bool, as_event: bool
+) -> None:
+    monkeypatch.setenv(telemetry.CAPTURE_CONTENT_ENV, word)
+    telemetry.instrument()
+    try:
+        active = telemetry.active()
+        assert active is not None
+        assert (active.capture_content, active.content_events) == (on_span, as_event)
+    finally:
+        telemetry.uninstrument()
+
+
 def test_an_unknown_content_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="capture_content"):
         telemetry.instrument(capture_content="everything")  # type: ignore[arg-type]
