@@ -729,6 +729,8 @@ class _Run:
         tool_call = ToolCall(call.id, call.name, call.arguments)
         tool = config.tools.get(call.name)
         error: BaseException | None = None
+        # Chosen here rather than tested inside: an untraced call pays no extra frame.
+        call_tool = self._run_tool if config.trace_tool is None else self._traced_call
         if tool is None:
             names = ", ".join(sorted(config.tools)) or "none"
             message = ToolResultMessage(
@@ -741,12 +743,12 @@ class _Run:
                 answer = (message, None)
                 message = (await config.trace_tool(call, None, lambda: _ready(answer)))[0]
         elif config.backend is None:
-            message, error = await self._call_tool(tool, call, tool_call, None)
+            message, error = await call_tool(tool, call, tool_call, None)
         else:
             backend = config.backend
 
             async def step(key: str) -> ToolResultMessage:
-                return (await self._call_tool(tool, call, tool_call, key))[0]
+                return (await call_tool(tool, call, tool_call, key))[0]
 
             if gate is None:
                 message = await backend.tool_step(call, step)
@@ -783,14 +785,13 @@ class _Run:
             )
         return message, trace
 
-    async def _call_tool(
+    async def _traced_call(
         self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
     ) -> tuple[ToolResultMessage, BaseException | None]:
         trace_tool = self.config.trace_tool
-        if trace_tool is not None:
-            # Inside the step, so a durable run's replayed calls (not run again) get no span.
-            return await trace_tool(call, tool, lambda: self._run_tool(tool, call, tool_call, key))
-        return await self._run_tool(tool, call, tool_call, key)
+        assert trace_tool is not None
+        # Inside the step, so a durable run's replayed calls (not run again) get no span.
+        return await trace_tool(call, tool, lambda: self._run_tool(tool, call, tool_call, key))
 
     async def _run_tool(
         self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
