@@ -15,9 +15,11 @@ from toolwire import (
     RetryModel,
     RetryPolicy,
     ScriptedModel,
+    apply_middleware,
     tool,
+    with_retry,
 )
-from toolwire.errors import EgressBlocked
+from toolwire.errors import EgressBlocked, RetryableError
 from toolwire.prebuilt import EgressPolicy, guarded_request
 
 pytestmark = pytest.mark.anyio
@@ -131,3 +133,64 @@ async def test_an_egress_refusal_is_logged(
     assert record.levelno == logging.WARNING
     assert record.getMessage().startswith(f"egress refused: Blocked request to {url}")
     assert why in record.getMessage()
+
+
+async def test_retries_and_fallbacks_in_a_run_carry_its_run_id(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolwire")
+
+    async def sleep(seconds: float) -> None:
+        pass
+
+    retried = RetryModel(flaky(1), RetryPolicy(attempts=3, jitter=False), sleep=sleep)
+    model = FallbackModel(flaky(5), retried)
+    assert (await Agent(model).run("hi")).text == "fine"
+    run_ids = {getattr(r, "toolwire_run_id", None) for r in records(caplog, "toolwire")}
+    [run_id] = run_ids
+    assert run_id is not None
+    warned = records(caplog, "toolwire.models")
+    assert [r.getMessage().split(": ", 1)[0] for r in warned] == [f"run {run_id}"] * 2
+    assert "falling back to" in warned[0].getMessage()
+    assert "retrying in" in warned[1].getMessage()
+    assert all(getattr(r, "toolwire_run_id", None) == run_id for r in warned)
+    assert all(not hasattr(r, "toolwire_call_id") for r in warned)
+    # Outside a run nothing is added.
+    caplog.clear()
+    await RetryModel(flaky(1), RetryPolicy(attempts=2, jitter=False), sleep=sleep).complete("x")
+    [alone] = records(caplog, "toolwire.models")
+    assert not alone.getMessage().startswith("run ")
+    assert not hasattr(alone, "toolwire_run_id")
+
+
+async def test_the_retry_middleware_logs_each_retry_with_the_run_and_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="toolwire")
+    failures = {"left": 2}
+
+    @tool
+    def shaky(x: int) -> int:
+        """Fails twice, then answers."""
+        if failures["left"]:
+            failures["left"] -= 1
+            raise RetryableError("busy")
+        return x
+
+    async def sleep(seconds: float) -> None:
+        pass
+
+    robust = apply_middleware(shaky, with_retry(3, initial_delay=0.25, jitter=False, sleep=sleep))
+    model = ScriptedModel([("shaky", {"x": 7}), "7"])
+    result = await Agent(model, tools=[robust]).run("go")
+    assert result.text == "7" and not result.trace[0].is_error
+    call_id = result.trace[0].call_id
+    retries = records(caplog, "toolwire.tools")
+    assert [r.levelno for r in retries] == [logging.WARNING, logging.WARNING]
+    run_id = retries[0].toolwire_run_id
+    assert all(r.toolwire_call_id == call_id for r in retries)
+    assert retries[0].getMessage() == (
+        f"run {run_id}, call {call_id}: tool shaky failed "
+        "(attempt 1 of 3: RetryableError: busy); retrying in 0.25s"
+    )
+    assert "(attempt 2 of 3: RetryableError: busy); retrying in 0.50s" in retries[1].getMessage()

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -178,6 +180,78 @@ async def test_content_is_recorded_when_asked_for(otel: Otel) -> None:
     assert t["gen_ai.tool.call.result"] == "2"
 
 
+@pytest.mark.parametrize("mode", ["event_only", "span_and_event", "span_only", "no_content"])
+async def test_content_as_the_conventions_events(otel: Otel, mode: str) -> None:
+    exporter = InMemoryLogRecordExporter()
+    logs = LoggerProvider()
+    logs.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    telemetry.instrument(
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+        logger_provider=logs,
+        capture_content=mode,  # type: ignore[arg-type]
+    )
+    model = ScriptedModel([("add", {"a": 1, "b": 1}), "Two."])
+    await Agent(model, instructions="Be terse.", tools=[add]).run("1+1?")
+
+    first, second = sorted(otel.named("chat scripted"), key=lambda s: s.start_time or 0)
+    on_span = "gen_ai.input.messages" in attrs(first)
+    assert on_span is (mode in ("span_only", "span_and_event"))
+    assert ("gen_ai.tool.call.arguments" in attrs(otel.one("execute_tool add"))) is on_span
+    events = [r.log_record for r in exporter.get_finished_logs()]
+    if mode in ("span_only", "no_content"):
+        assert events == []
+        return
+    assert [e.event_name for e in events] == ["gen_ai.client.inference.operation.details"] * 2
+    # Each event belongs to its request's span, and holds the content structured.
+    assert [e.span_id for e in events] == [first.context.span_id, second.context.span_id]
+    a = dict(events[0].attributes or {})
+    assert a["gen_ai.operation.name"] == "chat"
+    assert a["gen_ai.provider.name"] == "test"
+    assert a["gen_ai.request.model"] == "scripted"
+    assert a["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert a["gen_ai.usage.input_tokens"] > 0
+    [user] = a["gen_ai.input.messages"]
+    assert user["role"] == "user" and user["parts"][0]["content"] == "1+1?"
+    [system] = a["gen_ai.system_instructions"]
+    assert system["content"] == "Be terse."
+    [answer] = a["gen_ai.output.messages"]
+    assert answer["parts"][0]["name"] == "add"
+    assert a["gen_ai.tool.definitions"][0]["name"] == "add"
+    logs.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("word", "on_span", "as_event"),
+    [
+        ("", False, False),
+        ("true", True, True),
+        ("SPAN_ONLY", True, False),
+        ("event_only", False, True),
+        ("Span_And_Event", True, True),
+        ("no_content", False, False),
+        ("maybe", False, False),
+    ],
+)
+def test_the_environment_variable_picks_the_content_mode(
+    monkeypatch: pytest.MonkeyPatch, word: str, on_span: bool, as_event: bool
+) -> None:
+    monkeypatch.setenv(telemetry.CAPTURE_CONTENT_ENV, word)
+    telemetry.instrument()
+    try:
+        active = telemetry.active()
+        assert active is not None
+        assert (active.capture_content, active.content_events) == (on_span, as_event)
+    finally:
+        telemetry.uninstrument()
+
+
+def test_an_unknown_content_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="capture_content"):
+        telemetry.instrument(capture_content="everything")  # type: ignore[arg-type]
+    assert not telemetry.is_instrumented()
+
+
 async def test_a_failing_tool_marks_its_span_and_the_run_goes_on(otel: Otel) -> None:
     model = ScriptedModel([("explode", {"reason": "test"}), "It failed."])
     result = await Agent(model, tools=[explode]).run("go")
@@ -190,6 +264,43 @@ async def test_a_failing_tool_marks_its_span_and_the_run_goes_on(otel: Otel) -> 
     assert event.name == "exception"
     assert "boom: test" in str(dict(event.attributes or {})["exception.message"])
     assert otel.one("invoke_agent agent").status.status_code is StatusCode.UNSET
+
+
+async def test_a_call_of_an_unknown_tool_has_its_failed_span(otel: Otel) -> None:
+    model = ScriptedModel([("no_such_tool", {"x": 1}), "Sorry."])
+    result = await Agent(model, tools=[add]).run("go")
+    assert result.text == "Sorry." and result.trace[0].is_error
+
+    span = otel.one("execute_tool no_such_tool")
+    assert parent_of(span) == otel.one("invoke_agent agent").context.span_id
+    assert span.status.status_code is StatusCode.ERROR
+    assert "unknown tool" in (span.status.description or "")
+    assert attrs(span) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "no_such_tool",
+        "gen_ai.tool.call.id": result.trace[0].call_id,
+        "error.type": "UnknownToolError",
+    }
+
+
+async def test_the_call_hooks_run_inside_the_tool_span(otel: Otel) -> None:
+    seen: list[str] = []
+
+    def before(call: Any) -> None:
+        seen.append(f"before in {getattr(trace.get_current_span(), 'name', '')}")
+
+    def after(call: Any, message: Any) -> None:
+        seen.append(f"after in {getattr(trace.get_current_span(), 'name', '')}")
+        raise PermissionError("result withheld")
+
+    model = ScriptedModel([("add", {"a": 1, "b": 2}), "ok"])
+    result = await Agent(model, tools=[add], on_tool_call=before, on_tool_result=after).run("go")
+    assert result.trace[0].is_error
+    assert seen == ["before in execute_tool add", "after in execute_tool add"]
+    # A hook that turns the call into an error marks the call's span.
+    span = otel.one("execute_tool add")
+    assert span.status.status_code is StatusCode.ERROR
+    assert attrs(span)["error.type"] == "PermissionError"
 
 
 async def test_a_failing_model_marks_the_chat_and_the_run(otel: Otel) -> None:

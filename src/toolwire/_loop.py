@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast
 import anyio
 
 from . import telemetry
+from ._logctx import CALL_ID, in_run
 from ._util import maybe_await
 from .computer import ComputerCall, answerable_calls, is_computer_call
 from .errors import UsageLimitExceeded
@@ -236,6 +237,15 @@ RunEvent: TypeAlias = (
 )
 Subscriber: TypeAlias = Callable[[RunEvent], Any]
 StreamSink: TypeAlias = Callable[[StreamEvent | RunEvent], Awaitable[None]]
+ToolTracer: TypeAlias = Callable[
+    [
+        ToolCallBlock,
+        "Tool | None",
+        Callable[[], Awaitable[tuple[ToolResultMessage, BaseException | None]]],
+    ],
+    Awaitable[tuple[ToolResultMessage, BaseException | None]],
+]
+"""Runs one tool call (the thunk) inside a span: `trace_tool(call, tool or None, thunk)`."""
 
 
 # --- history repair ----------------------------------------------------------------------------
@@ -364,6 +374,8 @@ class LoopConfig:
         subscribers: The configured subscribers and this run's own.
         stream_sink: Where a streamed run's events go; `None` when the run does not stream.
         backend: Runs the model and tool steps (durably); `None` runs them in process.
+        trace_tool: Runs each tool call (hooks included, an unknown tool's too) inside its
+            tracing span; set by `toolwire.telemetry` for traced runs.
     """
 
     model: Model
@@ -376,6 +388,7 @@ class LoopConfig:
     stream_sink: StreamSink | None = None
     native_tools: Sequence[NativeTool] = ()
     backend: StepBackend | None = None
+    trace_tool: ToolTracer | None = None
 
 
 def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:
@@ -743,6 +756,8 @@ class _Run:
         tool_call = ToolCall(call.id, call.name, call.arguments)
         tool = config.tools.get(call.name)
         error: BaseException | None = None
+        # Chosen here rather than tested inside: an untraced call pays no extra frame.
+        call_tool = self._run_tool if config.trace_tool is None else self._traced_call
         if tool is None:
             names = ", ".join(sorted(config.tools)) or "none"
             message = ToolResultMessage(
@@ -751,13 +766,16 @@ class _Run:
                 content=[TextPart(f'Error: unknown tool "{call.name}". Available tools: {names}.')],
                 is_error=True,
             )
+            if config.trace_tool is not None:
+                answer = (message, None)
+                message = (await config.trace_tool(call, None, lambda: _ready(answer)))[0]
         elif config.backend is None:
-            message, error = await self._call_tool(tool, call, tool_call, None)
+            message, error = await call_tool(tool, call, tool_call, None)
         else:
             backend = config.backend
 
             async def step(key: str) -> ToolResultMessage:
-                return (await self._call_tool(tool, call, tool_call, key))[0]
+                return (await call_tool(tool, call, tool_call, key))[0]
 
             if gate is None:
                 message = await backend.tool_step(call, step)
@@ -794,29 +812,43 @@ class _Run:
             )
         return message, trace
 
-    async def _call_tool(
+    async def _traced_call(
         self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
     ) -> tuple[ToolResultMessage, BaseException | None]:
-        config = self.config
-        options = config.options
+        trace_tool = self.config.trace_tool
+        assert trace_tool is not None
+        # Inside the step, so a durable run's replayed calls (not run again) get no span.
+        return await trace_tool(call, tool, lambda: self._run_tool(tool, call, tool_call, key))
+
+    async def _run_tool(
+        self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
+    ) -> tuple[ToolResultMessage, BaseException | None]:
+        # The call's id for the log records of what it runs; a token rather than a context
+        # manager, since this runs per call.
+        token = CALL_ID.set(call.id)
         try:
-            if options.on_tool_call is not None:
-                await maybe_await(options.on_tool_call(tool_call))
-            ctx = ToolContext(
-                tool_name=call.name, call_id=call.id, deps=config.deps, idempotency_key=key
-            )
-            result = await tool.invoke(call.arguments, ctx)
-        except Exception as exc:  # a hook raised: the call gets the error as its result
-            result = error_result(exc)
-        error = result.error
-        message = ToolResultMessage.from_result(call.id, call.name, result)
-        if options.on_tool_result is not None:
+            config = self.config
+            options = config.options
             try:
-                await maybe_await(options.on_tool_result(tool_call, message))
-            except Exception as exc:
-                error = exc
-                message = ToolResultMessage.from_result(call.id, call.name, error_result(exc))
-        return message, error
+                if options.on_tool_call is not None:
+                    await maybe_await(options.on_tool_call(tool_call))
+                ctx = ToolContext(
+                    tool_name=call.name, call_id=call.id, deps=config.deps, idempotency_key=key
+                )
+                result = await tool.invoke(call.arguments, ctx)
+            except Exception as exc:  # a hook raised: the call gets the error as its result
+                result = error_result(exc)
+            error = result.error
+            message = ToolResultMessage.from_result(call.id, call.name, result)
+            if options.on_tool_result is not None:
+                try:
+                    await maybe_await(options.on_tool_result(tool_call, message))
+                except Exception as exc:
+                    error = exc
+                    message = ToolResultMessage.from_result(call.id, call.name, error_result(exc))
+            return message, error
+        finally:
+            CALL_ID.reset(token)
 
     # -- resuming a paused turn
 
@@ -885,6 +917,12 @@ class _Run:
         await self.execute(calls, decided)
 
 
+async def _ready(
+    answer: tuple[ToolResultMessage, BaseException | None],
+) -> tuple[ToolResultMessage, BaseException | None]:
+    return answer
+
+
 def _log_answer(run_id: str, iteration: int, provider: str, completion: Completion) -> None:
     usage = completion.usage
     logger.debug(
@@ -945,6 +983,19 @@ async def _run(
     for repair in repairs:
         logger.warning("toolwire: repaired the history handed in: %s", repair)
     state = _Run(config, messages, len(messages))
+    with in_run(state.run_id):  # for the log records of everything the run does
+        return await _run_state(state, prompt, approvals, results, resuming=resuming)
+
+
+async def _run_state(
+    state: _Run,
+    prompt: str | None,
+    approvals: Mapping[str, bool | str] | None,
+    results: Mapping[str, Any] | None,
+    *,
+    resuming: bool,
+) -> RunResult:
+    config, messages = state.config, state.messages
     if state.output is not None:
         note = state.output.instructions()
         if note is not None and not any(

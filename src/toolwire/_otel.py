@@ -13,9 +13,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry import metrics, trace
+from opentelemetry import context, metrics, trace
+from opentelemetry._logs import get_logger
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from ._otel_mcp import McpSpans
 from .messages import (
     AssistantMessage,
     Message,
@@ -26,28 +28,25 @@ from .messages import (
     ToolResultMessage,
     UserMessage,
 )
-from .middleware import ToolWrapper
 from .models.base import (
     Completion,
     CompletionDone,
     Model,
     ModelRequest,
-    ModelSettings,
     StreamEvent,
-    ToolChoice,
     aclose_events,
 )
 from .models.wrappers import WrapperModel, send_to, stream_to
-from .results import ToolResult
-from .tools import Tool, ToolContext, ToolLike
+from .tools import Tool
 from .usage import Usage, estimate_cost
 
 if TYPE_CHECKING:
     from ._loop import LoopConfig, RunResult
 
-__all__ = ["Instrumentation", "McpSpans", "TracedModel"]
+__all__ = ["Instrumentation", "TracedModel"]
 
 _SCOPE = "toolwire"
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 _TOKEN_BUCKETS = [4.0**n for n in range(14)]
 """The conventions' advised boundaries for token counts: 1, 4, 16, ... 67108864."""
 _DURATION_BUCKETS = [0.01 * 2.0**n for n in range(14)]
@@ -110,8 +109,8 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def messages_json(messages: Sequence[Message]) -> str:
-    """The conversation as the conventions' `gen_ai.input.messages` value (system turns apart)."""
+def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The conversation in the conventions' `gen_ai.input.messages` shape (system turns apart)."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
@@ -121,21 +120,54 @@ def messages_json(messages: Sequence[Message]) -> str:
         elif isinstance(message, ToolResultMessage):
             part = {"type": "tool_call_response", "id": message.call_id, "response": message.text}
             out.append({"role": "tool", "parts": [part]})
-    return json.dumps(out, ensure_ascii=False)
+    return out
 
 
-def _output_json(completion: Completion) -> str:
+def messages_json(messages: Sequence[Message]) -> str:
+    """The conversation as the conventions' `gen_ai.input.messages` value, as JSON."""
+    return _dumps(_messages(messages))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _output(completion: Completion) -> list[dict[str, Any]]:
     message = {
         "role": "assistant",
         "parts": _assistant_parts(completion.message),
         "finish_reason": completion.finish_reason,
     }
-    return json.dumps([message], ensure_ascii=False)
+    return [message]
 
 
-def _system_json(messages: Sequence[Message]) -> str | None:
-    texts = [{"type": "text", "content": m.text} for m in messages if isinstance(m, SystemMessage)]
-    return json.dumps(texts, ensure_ascii=False) if texts else None
+def _content(request: ModelRequest) -> dict[str, Any]:
+    """The opt-in content of a request: the conventions' attribute names, structured values."""
+    out: dict[str, Any] = {"gen_ai.input.messages": _messages(request.messages)}
+    system = [
+        {"type": "text", "content": m.text}
+        for m in request.messages
+        if isinstance(m, SystemMessage)
+    ]
+    if system:
+        out["gen_ai.system_instructions"] = system
+    if request.tools:
+        out["gen_ai.tool.definitions"] = [
+            {"type": "function", "name": t.name, "description": t.description}
+            for t in request.tools
+        ]
+    return out
+
+
+@dataclasses.dataclass(slots=True)
+class _Chat:
+    """One model request being traced."""
+
+    span: Span
+    metric: dict[str, Any]
+    attributes: dict[str, Any]
+    started: float
+    content: dict[str, Any] | None  # for the details event, when events are on
 
 
 # --- the instrumentation -----------------------------------------------------------------------
@@ -144,9 +176,18 @@ def _system_json(messages: Sequence[Message]) -> str | None:
 class Instrumentation:
     """The tracer, the meter's instruments and the content switch, as `instrument()` set them."""
 
-    def __init__(self, tracer_provider: Any, meter_provider: Any, *, capture_content: bool) -> None:
+    def __init__(
+        self,
+        tracer_provider: Any,
+        meter_provider: Any,
+        *,
+        capture_content: bool,
+        content_events: bool = False,
+        logger_provider: Any = None,
+    ) -> None:
         version = _version()
         self.tracer = trace.get_tracer(_SCOPE, version, tracer_provider=tracer_provider)
+        self.events = get_logger(_SCOPE, version, logger_provider=logger_provider)
         meter = metrics.get_meter(_SCOPE, version, meter_provider=meter_provider)
         self.token_usage = meter.create_histogram(
             "gen_ai.client.token.usage",
@@ -160,8 +201,9 @@ class Instrumentation:
             description="Duration of each model request.",
             explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
         )
-        self.capture_content = capture_content
-        self.mcp = McpSpans(self)
+        self.capture_content = capture_content  # on span attributes
+        self.content_events = content_events
+        self.mcp = McpSpans(self, meter)
         self._explicit = tracer_provider is not None or meter_provider is not None
 
     def configured(self) -> bool:
@@ -190,9 +232,7 @@ class Instrumentation:
         if not self.configured():
             return await body(config)
         traced = dataclasses.replace(
-            config,
-            model=TracedModel(config.model, self),
-            tools={name: _TracedTool(tool, self) for name, tool in config.tools.items()},
+            config, model=TracedModel(config.model, self), trace_tool=self.tool_call
         )
         name = config.options.name
         attributes: dict[str, Any] = {
@@ -224,8 +264,8 @@ class Instrumentation:
 
     # -- model requests
 
-    def chat_span(self, model: Model, request: ModelRequest) -> tuple[Span, dict[str, Any]]:
-        """Start a `chat` span for `request` (not made current); also the metric attributes."""
+    def chat_span(self, model: Model, request: ModelRequest) -> _Chat:
+        """Start a `chat` span for `request` (not made current)."""
         metric: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": model.provider,
@@ -242,38 +282,30 @@ class Instrumentation:
         ):
             if value is not None:
                 attributes[key] = value
-        if self.capture_content:
-            attributes["gen_ai.input.messages"] = messages_json(request.messages)
-            system = _system_json(request.messages)
-            if system is not None:
-                attributes["gen_ai.system_instructions"] = system
-            if request.tools:
-                attributes["gen_ai.tool.definitions"] = json.dumps(
-                    [
-                        {"type": "function", "name": t.name, "description": t.description}
-                        for t in request.tools
-                    ],
-                    ensure_ascii=False,
-                )
+        content = _content(request) if self.capture_content or self.content_events else None
+        on_span = dict(attributes)
+        if self.capture_content and content is not None:
+            on_span.update((key, _dumps(value)) for key, value in content.items())
         span = self.tracer.start_span(
-            f"chat {model.model_name}", kind=SpanKind.CLIENT, attributes=attributes
+            f"chat {model.model_name}", kind=SpanKind.CLIENT, attributes=on_span
         )
-        return span, metric
+        return _Chat(span, metric, attributes, time.perf_counter(), content)
 
-    def chat_answered(
-        self, span: Span, metric: dict[str, Any], completion: Completion, started: float
-    ) -> None:
-        """Put the answer on the span, record the metrics, end the span."""
+    def chat_answered(self, chat: _Chat, completion: Completion) -> None:
+        """Put the answer on the span, record the metrics and the event, end the span."""
+        span, metric = chat.span, chat.metric
         message = completion.message
         response_model = completion.model or message.model
+        answer: dict[str, Any] = {}
         if response_model:
-            span.set_attribute("gen_ai.response.model", response_model)
+            answer["gen_ai.response.model"] = response_model
             metric["gen_ai.response.model"] = response_model
         if message.id:
-            span.set_attribute("gen_ai.response.id", message.id)
-        span.set_attribute("gen_ai.response.finish_reasons", [completion.finish_reason])
+            answer["gen_ai.response.id"] = message.id
+        answer["gen_ai.response.finish_reasons"] = [completion.finish_reason]
         usage = completion.usage
-        span.set_attributes(_usage_attributes(usage))
+        answer.update(_usage_attributes(usage))
+        span.set_attributes(answer)
         if len(completion.attempts) > 1:
             span.set_attribute("toolwire.model.attempts", len(completion.attempts))
         answered_by = message.provider or metric["gen_ai.provider.name"]
@@ -281,21 +313,74 @@ class Instrumentation:
         if cost.total is not None:
             span.set_attribute("toolwire.cost.usd", float(cost.total))
         if self.capture_content:
-            span.set_attribute("gen_ai.output.messages", _output_json(completion))
-        self.duration.record(time.perf_counter() - started, metric)
+            span.set_attribute("gen_ai.output.messages", _dumps(_output(completion)))
+        if chat.content is not None and self.content_events:
+            self._details(chat, {**answer, "gen_ai.output.messages": _output(completion)})
+        self.duration.record(time.perf_counter() - chat.started, metric)
         self.token_usage.record(usage.input_tokens, {**metric, "gen_ai.token.type": "input"})
         self.token_usage.record(usage.output_tokens, {**metric, "gen_ai.token.type": "output"})
         span.end()
 
-    def chat_failed(
-        self, span: Span, metric: dict[str, Any], error: BaseException, started: float
-    ) -> None:
-        """Mark the span failed, record the duration with `error.type`, end the span."""
-        fail(span, error)
-        self.duration.record(
-            time.perf_counter() - started, {**metric, "error.type": type(error).__qualname__}
+    def chat_failed(self, chat: _Chat, error: BaseException) -> None:
+        """Mark the span failed, record the duration (and event) with `error.type`, end it."""
+        fail(chat.span, error)
+        failed = {"error.type": type(error).__qualname__}
+        if chat.content is not None and self.content_events:
+            self._details(chat, failed)
+        self.duration.record(time.perf_counter() - chat.started, {**chat.metric, **failed})
+        chat.span.end()
+
+    def _details(self, chat: _Chat, outcome: Mapping[str, Any]) -> None:
+        """The conventions' `gen_ai.client.inference.operation.details` event, on the span."""
+        attributes: dict[str, Any] = {**chat.attributes, **(chat.content or {}), **outcome}
+        self.events.emit(
+            event_name=_DETAILS_EVENT,
+            context=trace.set_span_in_context(chat.span),
+            attributes=attributes,
         )
-        span.end()
+
+    # -- tool calls
+
+    async def tool_call(
+        self,
+        call: ToolCallBlock,
+        tool: Tool | None,
+        run: Callable[[], Awaitable[tuple[ToolResultMessage, BaseException | None]]],
+    ) -> tuple[ToolResultMessage, BaseException | None]:
+        """Run one tool call (its hooks included) inside an `execute_tool` span.
+
+        The loop calls it for every call the model makes, a call of an unknown tool too, so
+        each call of the history has its span; the tool's own code runs inside it.
+        """
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+        }
+        if call.id:
+            attributes["gen_ai.tool.call.id"] = call.id
+        if tool is not None:
+            attributes["gen_ai.tool.type"] = "function"
+            if tool.description:
+                attributes["gen_ai.tool.description"] = tool.description
+        if self.capture_content:
+            attributes["gen_ai.tool.call.arguments"] = call.arguments
+        with self.tracer.start_as_current_span(
+            f"execute_tool {call.name}",
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                message, error = await run()
+            except BaseException as exc:
+                fail(span, exc)
+                raise
+            if message.is_error:
+                _tool_failed(span, tool, message, error)
+            if self.capture_content:
+                span.set_attribute("gen_ai.tool.call.result", message.text)
+            return message, error
 
 
 class TracedModel(WrapperModel):
@@ -310,224 +395,64 @@ class TracedModel(WrapperModel):
         super().__init__(model)
         self._otel = instrumentation
 
-    async def complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> Completion:
-        # The model sees the tools as the caller gave them: the tracing wrapper only matters
-        # when a call runs, and resolving a wrapper costs a slow protocol check per request.
-        return await super().complete(
-            prompt,
-            history=history,
-            tools=_untraced(tools),
-            tool_choice=tool_choice,
-            settings=settings,
-        )
-
-    def stream_complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        return super().stream_complete(
-            prompt,
-            history=history,
-            tools=_untraced(tools),
-            tool_choice=tool_choice,
-            settings=settings,
-        )
-
     async def send(self, request: ModelRequest) -> Completion:
         otel = self._otel
-        span, metric = otel.chat_span(self.wrapped, request)
-        started = time.perf_counter()
+        chat = otel.chat_span(self.wrapped, request)
         try:
             # Current while the request runs, so an HTTP client's own spans are its children.
             with trace.use_span(
-                span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+                chat.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
             ):
                 completion = await send_to(self.wrapped, request)
         except BaseException as error:
-            otel.chat_failed(span, metric, error, started)
+            otel.chat_failed(chat, error)
             raise
-        otel.chat_answered(span, metric, completion, started)
+        otel.chat_answered(chat, completion)
         return completion
 
     async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        # The span is not made current here: a generator that yields with a context attached
-        # would leak it into its consumer between events.
         otel = self._otel
-        span, metric = otel.chat_span(self.wrapped, request)
-        started = time.perf_counter()
+        chat = otel.chat_span(self.wrapped, request)
         events = stream_to(self.wrapped, request)
+        current = trace.set_span_in_context(chat.span)
         answered = False
         try:
-            async for event in events:
+            while True:
+                # The span is current while the stream is advanced (so an HTTP client's spans
+                # are its children) and never across a `yield`: the consumer runs between
+                # events, and must not find the span current in its own code.
+                token = context.attach(current)
+                try:
+                    event = await anext(events)
+                except StopAsyncIteration:
+                    break
+                finally:
+                    context.detach(token)
                 if isinstance(event, CompletionDone):
                     answered = True
-                    otel.chat_answered(span, metric, event.completion, started)
+                    otel.chat_answered(chat, event.completion)
                 yield event
         except BaseException as error:
             if not answered:
-                otel.chat_failed(span, metric, error, started)
+                otel.chat_failed(chat, error)
             raise
         finally:
             await aclose_events(events)
-            if not answered and span.is_recording():
-                span.end()
-
-
-def _untraced(tools: Sequence[ToolLike]) -> list[ToolLike]:
-    return [t.wrapped if isinstance(t, _TracedTool) else t for t in tools]
+            if not answered and chat.span.is_recording():
+                chat.span.end()
 
 
 # --- tool calls --------------------------------------------------------------------------------
 
 
-class _TracedTool(ToolWrapper):
-    """A tool whose every call is an `execute_tool` span; the tool's code runs inside it."""
-
-    def __init__(self, wrapped: Tool, instrumentation: Instrumentation) -> None:
-        super().__init__(wrapped)
-        self._otel = instrumentation
-
-    async def invoke(
-        self, args: str | bytes | Mapping[str, Any] | None, ctx: ToolContext | None = None
-    ) -> ToolResult:
-        otel = self._otel
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": self.name,
-            "gen_ai.tool.type": "function",
-        }
-        if self.description:
-            attributes["gen_ai.tool.description"] = self.description
-        if ctx is not None and ctx.call_id:
-            attributes["gen_ai.tool.call.id"] = ctx.call_id
-        if otel.capture_content and args is not None:
-            attributes["gen_ai.tool.call.arguments"] = (
-                args.decode()
-                if isinstance(args, bytes)
-                else args
-                if isinstance(args, str)
-                else json.dumps(dict(args), ensure_ascii=False, default=str)
-            )
-        with otel.tracer.start_as_current_span(
-            f"execute_tool {self.name}",
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
-            try:
-                result = await self.wrapped.invoke(args, ctx)
-            except BaseException as error:
-                fail(span, error)
-                raise
-            if result.is_error:
-                _mark_tool_error(span, result)
-            if otel.capture_content:
-                span.set_attribute("gen_ai.tool.call.result", result.text)
-            return result
-
-
-# --- MCP -----------------------------------------------------------------------------------------
-
-
-def _mark_tool_error(span: Span, result: ToolResult) -> None:
-    if result.error is not None:
-        fail(span, result.error)
+def _tool_failed(
+    span: Span, tool: Tool | None, message: ToolResultMessage, error: BaseException | None
+) -> None:
+    if error is not None:
+        fail(span, error)
     else:
-        span.set_attribute("error.type", "tool_error")
-        span.set_status(Status(StatusCode.ERROR, result.text[:200]))
-
-
-class McpSpans:
-    """The MCP conventions' spans: a client span per call sent, a server span per call served."""
-
-    def __init__(self, instrumentation: Instrumentation) -> None:
-        self._otel = instrumentation
-
-    async def client_call(
-        self,
-        name: str,
-        params: dict[str, Any],
-        attributes: Mapping[str, Any],
-        call: Callable[[], Awaitable[ToolResult]],
-    ) -> ToolResult:
-        """Run `call` in a `tools/call {name}` client span, its context put in `params._meta`."""
-        from opentelemetry.propagate import inject
-
-        attrs: dict[str, Any] = {
-            "mcp.method.name": "tools/call",
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
-            **attributes,
-        }
-        with self._otel.tracer.start_as_current_span(
-            f"tools/call {name}",
-            kind=SpanKind.CLIENT,
-            attributes=attrs,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
-            meta: dict[str, Any] = dict(params.get("_meta") or {})
-            inject(meta)  # W3C `traceparent` / `tracestate`, as the MCP conventions place them
-            params["_meta"] = meta
-            try:
-                result = await call()
-            except BaseException as error:
-                fail(span, error)
-                raise
-            if result.is_error:
-                _mark_tool_error(span, result)
-            return result
-
-    async def served_call(
-        self,
-        name: str,
-        meta: Mapping[str, Any] | None,
-        attributes: Mapping[str, Any],
-        call: Callable[[], Awaitable[dict[str, Any]]],
-    ) -> dict[str, Any]:
-        """Run `call` in a `tools/call {name}` server span, child of the caller's trace."""
-        from opentelemetry.propagate import extract
-
-        parent = None
-        if meta:
-            try:
-                parent = extract(dict(meta))
-            except (TypeError, ValueError):  # a malformed carrier: start a trace of our own
-                parent = None
-        attrs: dict[str, Any] = {
-            "mcp.method.name": "tools/call",
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
-            **attributes,
-        }
-        with self._otel.tracer.start_as_current_span(
-            f"tools/call {name}",
-            context=parent,
-            kind=SpanKind.SERVER,
-            attributes=attrs,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
-            try:
-                out = await call()
-            except BaseException as error:
-                fail(span, error)
-                raise
-            if out.get("isError") is True:
-                span.set_attribute("error.type", "tool_error")
-                span.set_status(Status(StatusCode.ERROR))
-            return out
+        # An unknown tool gets the errors tree's name for it; any other error result the
+        # conventions' generic one.
+        kind = "UnknownToolError" if tool is None else "tool_error"
+        span.set_attribute("error.type", kind)
+        span.set_status(Status(StatusCode.ERROR, message.text[:200]))

@@ -6,6 +6,7 @@ the first middleware is the outermost and runs first.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
@@ -13,6 +14,7 @@ from typing import Any, ClassVar, TypeAlias
 import anyio
 import httpx
 
+from ._logctx import log_extra, log_prefix
 from ._util import backoff_delay, maybe_await, retry_after_from_headers, retry_after_seconds
 from .errors import RetryableError, ToolArgumentsError, ToolTimeoutError
 from .results import ToolResult, error_result
@@ -32,6 +34,8 @@ __all__ = [
     "with_retry",
     "with_timeout",
 ]
+
+logger = logging.getLogger("toolwire.tools")
 
 Middleware: TypeAlias = Callable[[Tool], Tool]
 
@@ -213,6 +217,17 @@ class _RetryTool(ToolWrapper):
                 if retry_after > self.max_delay:
                     return result  # the other side wants longer than we are willing to wait
                 delay = max(delay, retry_after)
+            logger.warning(
+                "%stool %s failed (attempt %d of %d: %s: %s); retrying in %.2fs",
+                log_prefix(),
+                self.name,
+                attempt,
+                self.max_attempts,
+                type(result.error).__name__,
+                result.error,
+                delay,
+                extra=log_extra(),
+            )
             await self._sleep(delay)
             attempt += 1
 

@@ -1,5 +1,6 @@
-"""`traced_stdio_server.py SPANS_FILE`: toolwire tools over stdio, instrumented, each finished
-span written to SPANS_FILE as one JSON line (name, kind, trace and parent ids)."""
+"""`traced_stdio_server.py SPANS_FILE [PORT]`: toolwire tools over stdio (or over Streamable HTTP
+on PORT), instrumented, each finished span written to SPANS_FILE as one JSON line (name, kind,
+trace and parent ids, attributes)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class LineExporter(SpanExporter):
                     "trace_id": span.context.trace_id,
                     "parent_id": parent.span_id if parent is not None else None,
                     "parent_remote": parent.is_remote if parent is not None else None,
+                    "attributes": dict(span.attributes or {}),
                 }
                 out.write(json.dumps(line) + "\n")
         return SpanExportResult.SUCCESS
@@ -40,7 +42,11 @@ def main() -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(LineExporter(Path(sys.argv[1]))))
     telemetry.instrument(tracer_provider=provider)
-    anyio.run(lambda: serve(toolwire_tools(), stdio=True, name="traced-stdio"))
+    if len(sys.argv) > 2:
+        port = int(sys.argv[2])
+        anyio.run(lambda: serve(toolwire_tools(), port=port, name="traced-http"))
+    else:
+        anyio.run(lambda: serve(toolwire_tools(), stdio=True, name="traced-stdio"))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import re
 import typing
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -32,9 +32,13 @@ from mcp.client.auth import OAuthFlowError
 from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_header_map
 from pydantic import ValidationError
 
+from .. import telemetry
 from .._util import retry_after_seconds
 from . import elicitation, sampling
 from ._content import McpAuthError, McpConnectionError, McpError, McpProtocolError
+
+if TYPE_CHECKING:
+    from .._otel_mcp import McpSpans
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "HttpSession", "SessionGone"]
 
@@ -76,6 +80,8 @@ class SessionGone(Exception):
     Either way it refused the request before processing it, so a repeat is safe.
     """
 
+    error_type = "session_gone"  # how a request's span names this failure
+
 
 class _RetryLater(Exception):
     """HTTP 429 or 503 with `Retry-After`: the request was not processed; try again later."""
@@ -89,6 +95,8 @@ class _RetryLater(Exception):
 
 class _Lost(Exception):
     """The connection failed; `delivered` says whether the request may have reached the server."""
+
+    error_type = "connection_lost"  # how a request's span names this failure
 
     def __init__(self, message: str, *, delivered: bool) -> None:
         super().__init__(message)
@@ -425,6 +433,15 @@ class HttpSession:
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:
         """Send a notification; the server's answer carries nothing we need."""
+        traced = self._tracing()
+        if traced is None:
+            await self._notify(method, params)
+        else:
+            await traced[0].client_request(
+                method, params, traced[1], lambda stamped: self._notify(method, stamped)
+            )
+
+    async def _notify(self, method: str, params: dict[str, Any] | None) -> None:
         body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             body["params"] = params
@@ -473,6 +490,29 @@ class HttpSession:
         return stamped
 
     async def _send(self, request_id: int, method: str, params: dict[str, Any] | None) -> Any:
+        """`_send_waiting`, in its MCP client span when traced (every request passes here)."""
+        traced = self._tracing()
+        if traced is None:
+            return await self._send_waiting(request_id, method, params)
+        return await traced[0].client_request(
+            method,
+            params,
+            traced[1],
+            lambda stamped: self._send_waiting(request_id, method, stamped),
+            request_id=request_id,
+        )
+
+    def _tracing(self) -> tuple[McpSpans, dict[str, Any]] | None:
+        """The MCP spans and this session's span attributes, when `toolwire.telemetry` is on."""
+        tracing = telemetry.active()
+        if tracing is None or not tracing.mcp.enabled():
+            return None
+        spans = tracing.mcp
+        return spans, spans.http_attributes(self.url, self.session_id, self.protocol_version)
+
+    async def _send_waiting(
+        self, request_id: int, method: str, params: dict[str, Any] | None
+    ) -> Any:
         """`_exchange`, waiting out the short delays a 429 or 503 asks for with `Retry-After`."""
         for _ in range(_MAX_RETRY_AFTERS):
             try:
@@ -569,7 +609,7 @@ class HttpSession:
             message = typing.cast(dict[str, Any], message)
             if "method" in message:
                 if "id" in message:
-                    await self._answer_server_request(message)
+                    await self._serve_request(message)
                 continue  # notifications (progress, logs) carry nothing a tool result needs
             if message.get("id") == request_id:
                 return _result_of(message, request_id)
@@ -641,12 +681,22 @@ class HttpSession:
                 async for event in _sse_events(got, self.max_answer_bytes):
                     message: Any = _loads(event.data) if event.data else None
                     if isinstance(message, dict) and "method" in message and "id" in message:
-                        await self._answer_server_request(typing.cast(dict[str, Any], message))
+                        await self._serve_request(typing.cast(dict[str, Any], message))
         except (httpx2.HTTPError, McpError, OAuthFlowError, ValidationError):
             pass  # the call itself goes on; it only cannot be asked anything
         finally:
             if not started:
                 task_status.started()
+
+    async def _serve_request(self, message: dict[str, Any]) -> None:
+        """`_answer_server_request`, in its MCP server span when traced."""
+        traced = self._tracing()
+        if traced is None:
+            await self._answer_server_request(message)
+        else:
+            await traced[0].served_message(
+                message, traced[1], lambda: self._answer_server_request(message)
+            )
 
     async def _answer_server_request(self, message: dict[str, Any]) -> None:
         method = message.get("method")

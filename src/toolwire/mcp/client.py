@@ -119,17 +119,8 @@ class _HttpConnection:
         await self.session.close()
 
 
-def _span_attributes(conn: _HttpConnection | _StdioConnection) -> dict[str, Any]:
-    """The MCP conventions' attributes of the session a call goes through."""
-    if isinstance(conn, _StdioConnection):
-        return {"network.transport": "pipe"}
-    session = conn.session
-    out: dict[str, Any] = {"network.transport": "tcp"}
-    if session.session_id:
-        out["mcp.session.id"] = session.session_id
-    if session.protocol_version:
-        out["mcp.protocol.version"] = session.protocol_version
-    return out
+_STDIO = {"network.transport": "pipe"}
+"""The MCP conventions' attributes of a stdio connection's requests."""
 
 
 class _StdioConnection:
@@ -151,6 +142,17 @@ class _StdioConnection:
         self.server_info: dict[str, Any] | None = None
 
     async def open(self, limit: float | None) -> None:
+        tracing = telemetry.active()
+        if tracing is not None and tracing.mcp.enabled():
+            # The SDK sends the handshake; its span is ours, and the SDK puts the span's
+            # context in the request's `_meta`.
+            await tracing.mcp.client_request(
+                "initialize", None, _STDIO, lambda _: self._open(limit)
+            )
+        else:
+            await self._open(limit)
+
+    async def _open(self, limit: float | None) -> None:
         # No cancel scope around the handshake: the SDK client opens task groups that outlive
         # it, so its own read timeout bounds the wait instead.
         client = Client(
@@ -197,6 +199,23 @@ class _StdioConnection:
 
     async def request(
         self, method: str, params: dict[str, Any] | None, *, repeatable: bool, limit: float | None
+    ) -> Any:
+        tracing = telemetry.active()
+        if tracing is not None and tracing.mcp.enabled():
+            attributes = dict(_STDIO)
+            if self._client is not None:
+                with suppress(RuntimeError):  # not yet negotiated
+                    attributes["mcp.protocol.version"] = self._client.protocol_version
+            return await tracing.mcp.client_request(
+                method,
+                params,
+                attributes,
+                lambda stamped: self._request(method, stamped, limit=limit),
+            )
+        return await self._request(method, params, limit=limit)
+
+    async def _request(
+        self, method: str, params: dict[str, Any] | None, *, limit: float | None
     ) -> Any:
         client = self._client
         if client is None:
@@ -497,14 +516,6 @@ class McpClient:
             repeatable = hints is not None and bool(hints.read_only_hint or hints.idempotent_hint)
         limit = timeout if timeout is not None else self.timeout
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
-        tracing = telemetry.active()
-        if tracing is not None:
-            return await tracing.mcp.client_call(
-                name,
-                params,
-                _span_attributes(conn),
-                lambda: self._send_call(conn, name, params, repeatable, limit),
-            )
         return await self._send_call(conn, name, params, repeatable, limit)
 
     async def _send_call(

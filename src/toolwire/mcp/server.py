@@ -15,7 +15,7 @@ import anyio
 import mcp_types
 from mcp.server import Server
 from mcp.server.caching import CacheHint
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -153,19 +153,6 @@ def build_server(
     async def call_tool(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> dict[str, Any]:
-        tracing = telemetry.active()
-        if tracing is None:
-            return await answer_call(ctx, params)
-        attributes: dict[str, Any] = {"mcp.protocol.version": ctx.protocol_version}
-        if ctx.request_id is not None:
-            attributes["jsonrpc.request.id"] = str(ctx.request_id)
-        return await tracing.mcp.served_call(
-            params.name, params.meta, attributes, lambda: answer_call(ctx, params)
-        )
-
-    async def answer_call(
-        ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
-    ) -> dict[str, Any]:
         found = by_name.get(params.name)
         if found is None:
             # A caller's name is echoed (and matched against ours) only in part: a megabyte of
@@ -195,8 +182,9 @@ def build_server(
     )
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, call_tool)
-    # The SDK opens a tracing span per message by default; toolwire keeps tracing opt-in.
-    server.middleware.clear()
+    # In place of the SDK's own tracing (on the global tracer, always on): toolwire's spans
+    # follow `toolwire.telemetry`, and cost nothing while it is off.
+    server.middleware[:] = [_TracedRequests()]
     return server
 
 
@@ -206,6 +194,34 @@ def _caller(ctx: ServerRequestContext[Any]) -> AuthInfo | None:
     if not isinstance(scope, dict):
         return None
     return cast(dict[str, Any], scope).get(AUTH_SCOPE_KEY)
+
+
+class _TracedRequests:
+    """A span per MCP request or notification served, when `toolwire.telemetry` is on."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+        tracing = telemetry.active()
+        if tracing is None or not tracing.mcp.enabled():
+            return await call_next(ctx)
+        attributes: dict[str, Any] = {"mcp.protocol.version": ctx.protocol_version}
+        if ctx.request_id is not None:
+            attributes["jsonrpc.request.id"] = str(ctx.request_id)
+        http = ctx.request  # the Starlette request over HTTP; None over stdio
+        if http is None:
+            attributes["network.transport"] = "pipe"
+        else:
+            attributes["network.transport"] = "tcp"
+            attributes["network.protocol.name"] = "http"
+            session = http.headers.get("mcp-session-id")
+            if session:
+                attributes["mcp.session.id"] = session
+            peer = http.client
+            if peer is not None:
+                attributes["client.address"] = peer.host
+                attributes["client.port"] = peer.port
+        return await tracing.mcp.served(
+            ctx.method, ctx.params, ctx.meta, attributes, lambda: call_next(ctx)
+        )
 
 
 def _output_check(tool: Tool) -> SchemaValidator | None:

@@ -25,6 +25,7 @@ from typing import Any, Protocol, Self, TypeAlias, runtime_checkable
 
 import anyio
 
+from .._logctx import log_extra, log_prefix
 from .._util import backoff_delay
 from ..errors import ModelConnectionError, RetryableError, RetryableModelError, UnsupportedError
 from ..messages import AssistantMessage, dump_history, load_history
@@ -172,23 +173,27 @@ def _log_retry(
     model: Model, attempt: int, attempts: int, error: BaseException, delay: float
 ) -> None:
     logger.warning(
-        "%s failed (attempt %d of %d: %s: %s); retrying in %.2fs",
+        "%s%s failed (attempt %d of %d: %s: %s); retrying in %.2fs",
+        log_prefix(),
         _label(model),
         attempt,
         attempts,
         type(error).__name__,
         error,
         delay,
+        extra=log_extra(),
     )
 
 
 def _log_fallback(model: Model, following: Model, error: BaseException) -> None:
     logger.warning(
-        "%s failed (%s: %s); falling back to %s",
+        "%s%s failed (%s: %s); falling back to %s",
+        log_prefix(),
         _label(model),
         type(error).__name__,
         error,
         _label(following),
+        extra=log_extra(),
     )
 
 
