@@ -37,7 +37,15 @@ from ..messages import (  # noqa: E402
 from ..models.base import Completion, ToolCall  # noqa: E402
 from ..usage import Cost, Usage  # noqa: E402
 
-__all__ = ["DECISIONS", "PENDING", "DurableAgent", "launch", "load_result", "shutdown"]
+__all__ = [
+    "DECISIONS",
+    "PENDING",
+    "DurableAgent",
+    "launch",
+    "load_completion",
+    "load_result",
+    "shutdown",
+]
 
 DECISIONS = "toolwire.decisions"
 PENDING = "toolwire.pending"
@@ -96,7 +104,7 @@ def _dump_completion(completion: Completion) -> str:
     )
 
 
-def _load_completion(data: str) -> Completion:
+def load_completion(data: str) -> Completion:
     raw = json.loads(data)
     message = load_history(json.dumps(raw["message"]))[0]
     assert isinstance(message, AssistantMessage)
@@ -185,7 +193,7 @@ class _DBOSBackend:
         async def checkpointed() -> str:
             return _dump_completion(await step())
 
-        return _load_completion(await DBOS.run_step_async({"name": "model"}, checkpointed))
+        return load_completion(await DBOS.run_step_async({"name": "model"}, checkpointed))
 
     def tool_step(
         self, call: ToolCallBlock, step: Callable[[str], Awaitable[ToolResultMessage]]
@@ -279,6 +287,9 @@ class DurableAgent:
             decision = await DBOS.recv_async(DECISIONS, timeout_seconds=self.approval_wait)
             if decision is None:
                 break
+            # Cleared as soon as the decision is in, so no one reads the old pause as current
+            # (and decides it a second time) while the run goes on.
+            await DBOS.set_event_async(PENDING, None)
             later = await _loop.run(
                 config,
                 None,
