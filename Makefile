@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 NODE_STAMP := .ci/node/.installed
 
-.PHONY: demo test lint typecheck pytest bench setup clean
+.PHONY: demo test lint typecheck pytest bench setup clean postgres
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "toolwire needs Python 3.11+"'
@@ -29,7 +29,12 @@ $(NODE_STAMP): .ci/mcp-setup.sh
 	bash .ci/mcp-setup.sh
 	touch $(NODE_STAMP)
 
-setup: $(STAMP) $(NODE_STAMP)
+# Postgres server binaries for tests/durable (the tests start their own server): found, or
+# installed with apt-get when missing. Checked every time; it is quick when they are there.
+postgres:
+	bash .ci/postgres-setup.sh
+
+setup: $(STAMP) $(NODE_STAMP) postgres
 
 demo: $(DEMO_STAMP)
 	$(BIN)/toolwire demo
@@ -41,7 +46,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/pyright src
 
-pytest: $(STAMP) $(NODE_STAMP)
+pytest: $(STAMP) $(NODE_STAMP) postgres
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
