@@ -133,8 +133,8 @@ def check_whole(folder: Path, outcome: dict[str, object]) -> None:
     assert all(key.startswith("order-run:") for key in effects)
 
 
-def test_run_without_crash(tmp_path: Path) -> None:
-    outcome = run_with_crash(f"sqlite:///{tmp_path / 'runs.sqlite'}", tmp_path, None)
+def test_run_without_crash(database: str, tmp_path: Path) -> None:
+    outcome = run_with_crash(database, tmp_path, None)
     check_whole(tmp_path, outcome)
     # No crash: every tool ran once, the model was asked once per turn.
     assert len((tmp_path / "attempts").read_text().splitlines()) == 5
@@ -142,8 +142,8 @@ def test_run_without_crash(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("point", KILL_POINTS)
-def test_killed_worker_resumes_on_sqlite(tmp_path: Path, point: str) -> None:
-    outcome = run_with_crash(f"sqlite:///{tmp_path / 'runs.sqlite'}", tmp_path, point)
+def test_killed_worker_resumes(database: str, tmp_path: Path, point: str) -> None:
+    outcome = run_with_crash(database, tmp_path, point)
     check_whole(tmp_path, outcome)
     asked = (tmp_path / "model").read_text().split()
     attempts = (tmp_path / "attempts").read_text().splitlines()
