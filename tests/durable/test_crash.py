@@ -8,76 +8,17 @@ the run completed with its conversation whole and every side effect done once.
 from __future__ import annotations
 
 import json
-import os
-import select
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-WORKER = Path(__file__).with_name("worker.py")
-TIMEOUT = 90.0
+from .processes import Worker
 
 KILL_POINTS = [
     *(f"model:{n}:{when}" for n in range(1, 5) for when in ("before", "after")),
     *(f"tool:{order}:{when}" for order in "abcdr" for when in ("before", "during", "after")),
     "approval:wait",
 ]
-
-
-class Worker:
-    def __init__(self, *args: str, log: Path) -> None:
-        self.log = log
-        self._log_file = log.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), *args],
-            stdout=subprocess.PIPE,
-            stderr=self._log_file,
-            stdin=subprocess.DEVNULL,
-        )
-        self.out = b""
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
-        self._log_file.close()
-
-    def wait_for(self, text: str, timeout: float = TIMEOUT) -> str:
-        """Read stdout until `text` appears (the worker's own signal), at most `timeout`."""
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + timeout
-        while text.encode() not in self.out:
-            remaining = deadline - time.monotonic()
-            ready, _, _ = select.select([self.proc.stdout], [], [], max(remaining, 0))
-            if not ready:
-                self.close()
-                raise AssertionError(f"no {text!r} within {timeout}s; log:\n{self.log.read_text()}")
-            chunk = os.read(self.proc.stdout.fileno(), 65536)
-            if not chunk:
-                code = self.proc.wait()
-                self.close()
-                raise AssertionError(
-                    f"worker exited ({code}) before {text!r}; log:\n{self.log.read_text()}"
-                )
-            self.out += chunk
-        return self.out.decode()
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.close()
-
-    def finish(self, timeout: float = TIMEOUT) -> int:
-        try:
-            return self.proc.wait(timeout)
-        finally:
-            self.close()
 
 
 def run_with_crash(db: str, folder: Path, point: str | None) -> dict[str, object]:

@@ -2,9 +2,12 @@
 
     python worker.py run DB RUN_ID DIR [KILL_AT]   start (or recover) the run, print its result
     python worker.py decide DB RUN_ID DIR          approve the run's pending calls, from outside
+    python worker.py serve DB ID DIR [KILL_AT]     a worker under executor id ID, taking queued runs
+    python worker.py client DB RUN_ID DIR          start the run on the queue (twice), approve, wait
+    python worker.py recover DB ID DIR             hand a dead worker's runs to the live ones
 
-At the point named KILL_AT the worker prints `at KILL_AT` and waits forever: the test, which
-waits for that line, SIGKILLs it there. Side effects go to DIR/effects (one line per key, kept
+At the point named KILL_AT the first worker to get there prints `at KILL_AT by ID` and waits
+forever (others go on): the test, which waits for that line, SIGKILLs it there. Side effects go to DIR/effects (one line per key, kept
 once: the tool deduplicates by its idempotency key); every attempt goes to DIR/attempts, and
 every model request to DIR/model.
 """
@@ -12,6 +15,7 @@ every model request to DIR/model.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,11 +29,21 @@ from toolwire.models.testing import FunctionModel, ModelRequest
 
 KILL_AT = ""
 DIR = Path()
+EXECUTOR = "local"
+
+
+def claim(point: str) -> bool:
+    """True for the first process to reach `point` (of all workers sharing DIR)."""
+    try:
+        os.close(os.open(DIR / f"paused-at-{point}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 async def pause(point: str) -> None:
-    if point == KILL_AT:
-        print(f"at {point}", flush=True)
+    if point == KILL_AT and claim(point):
+        print(f"at {point} by {EXECUTOR}", flush=True)
         await anyio.sleep_forever()
 
 
@@ -103,12 +117,53 @@ async def watch_approval(db: str, run_id: str) -> None:
         await pause("approval:wait")
 
 
+def summary(outcome: Any) -> dict[str, Any]:
+    return {
+        "stop_reason": outcome.stop_reason,
+        "text": outcome.text,
+        "history": [m.kind for m in outcome.messages],
+        "results": [m.text for m in outcome.messages if isinstance(m, ToolResultMessage)],
+    }
+
+
+async def start_and_wait(db: str, run_id: str) -> None:
+    with RunClient(db) as runs:
+        first = await runs.start("crash", "charge everything", run_id=run_id)
+        again = await runs.start("crash", "a different prompt", run_id=run_id)
+        print(f"started {first} {again}", flush=True)
+        # The run cannot finish before this client approves its refund.
+        assert await runs.poll(run_id) is None
+        state = await runs.pending(run_id, wait=120)
+        assert state is not None, "the run is not waiting for approval"
+        await runs.decide(run_id, approvals={p.call.id: True for p in state.pending})
+        outcome = await runs.result(run_id)
+        polled = await runs.poll(run_id)
+        assert polled is not None
+        assert polled.messages == outcome.messages
+        info = await runs.info(run_id)
+        listed = [r.run_id for r in await runs.list()]
+    print(json.dumps({**summary(outcome), "worker": info.worker, "runs": listed}), flush=True)
+
+
 async def main() -> None:
-    global KILL_AT, DIR
+    global KILL_AT, DIR, EXECUTOR
     mode, db, run_id, folder = sys.argv[1:5]
     KILL_AT = sys.argv[5] if len(sys.argv) > 5 else ""
     DIR = Path(folder)
     durable = build()
+    if mode == "client":
+        await start_and_wait(db, run_id)
+        return
+    if mode == "recover":
+        with RunClient(db) as runs:
+            moved = await runs.recover(run_id)
+        print(f"recovered {' '.join(moved)}", flush=True)
+        return
+    if mode == "serve":
+        EXECUTOR = run_id
+        launch(db, executor_id=EXECUTOR)
+        print("ready", flush=True)
+        await anyio.sleep_forever()
     if mode == "decide":
         with RunClient(db) as client:
             state = await client.pending(run_id, wait=60)
@@ -122,17 +177,7 @@ async def main() -> None:
             group.start_soon(watch_approval, db, run_id)
         outcome = await durable.run("charge everything", run_id=run_id)
         group.cancel_scope.cancel()
-    print(
-        json.dumps(
-            {
-                "stop_reason": outcome.stop_reason,
-                "text": outcome.text,
-                "history": [m.kind for m in outcome.messages],
-                "results": [m.text for m in outcome.messages if isinstance(m, ToolResultMessage)],
-            }
-        ),
-        flush=True,
-    )
+    print(json.dumps(summary(outcome)), flush=True)
     shutdown()
 
 

@@ -7,6 +7,7 @@ run workflows left on its queue).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,11 +16,18 @@ from .._extras import require_extra
 
 require_extra("durable", "dbos", needed_by="durable runs")
 
-from dbos import DBOSClient, WorkflowHandleAsync, WorkflowStatus  # noqa: E402
+from dbos import DBOSClient, WorkflowHandleAsync  # noqa: E402
 
 from .._loop import RunResult  # noqa: E402
-from ..messages import AssistantMessage, Message, UserMessage, load_history  # noqa: E402
-from ._dbos import DECISIONS, PENDING, load_completion, load_result  # noqa: E402
+from ..messages import Message  # noqa: E402
+from ._dbos import (  # noqa: E402
+    DECISIONS,
+    PENDING,
+    QUEUE,
+    load_result,
+    workflow_args,
+    workflow_name,
+)
 
 __all__ = ["RunClient", "RunInfo"]
 
@@ -37,6 +45,7 @@ class RunInfo:
         updated_at: Milliseconds since the epoch.
         app_version: The application version the run is pinned to.
         error: Why it failed, when it did.
+        worker: The executor id of the worker that runs (or ran) it; `None` while queued.
     """
 
     run_id: str
@@ -46,20 +55,23 @@ class RunInfo:
     updated_at: int | None
     app_version: str | None
     error: str | None
+    worker: str | None = None
 
 
-_PREFIX = "toolwire.run."
+_PREFIX = workflow_name("")
+_FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 
 
-def _info(status: WorkflowStatus) -> RunInfo:
+def _info(s: Any) -> RunInfo:
     return RunInfo(
-        run_id=status.workflow_id,
-        status=status.status,
-        agent=status.name.removeprefix(_PREFIX),
-        created_at=status.created_at,
-        updated_at=status.updated_at,
-        app_version=status.app_version,
-        error=None if status.error is None else str(status.error),
+        run_id=s.workflow_id,
+        status=s.status,
+        agent=s.name.removeprefix(_PREFIX),
+        created_at=s.created_at,
+        updated_at=s.updated_at,
+        app_version=s.app_version,
+        error=None if s.error is None else str(s.error),
+        worker=s.executor_id,
     )
 
 
@@ -78,82 +90,99 @@ class RunClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    async def list(
-        self,
-        *,
-        limit: int | None = None,
-        status: str | Sequence[str] | None = None,
-        agent: str | None = None,
-    ) -> list[RunInfo]:
-        """Toolwire runs, newest first.
-
-        Args:
-            limit: At most this many.
-            status: Only runs in this DBOS status (or these).
-            agent: Only runs of this `DurableAgent` name.
-        """
+    async def list(self, *, limit: int | None = None) -> list[RunInfo]:
+        """Every toolwire run, newest first."""
         statuses = await self._client.list_workflows_async(
-            limit=limit,
-            status=status if status is None or isinstance(status, str) else list(status),
-            name=None if agent is None else _PREFIX + agent,
-            sort_desc=True,
-            load_input=False,
-            load_output=False,
+            limit=limit, sort_desc=True, load_input=False, load_output=False
         )
         return [_info(s) for s in statuses if s.name.startswith(_PREFIX)]
 
     async def info(self, run_id: str) -> RunInfo:
         """One run; `KeyError` when the database has no run of that id."""
+        for run in await self._list_one(run_id):
+            return run
+        raise KeyError(run_id)
+
+    async def _list_one(self, run_id: str) -> list[RunInfo]:
         statuses = await self._client.list_workflows_async(
             workflow_ids=[run_id], load_input=False, load_output=False
         )
-        for s in statuses:
-            if s.name.startswith(_PREFIX):
-                return _info(s)
-        raise KeyError(run_id)
+        return [_info(s) for s in statuses if s.name.startswith(_PREFIX)]
 
-    async def conversation(self, run_id: str) -> list[Message]:
-        """The run's conversation as the database holds it; `KeyError` for an unknown run.
+    async def start(
+        self,
+        agent: str,
+        prompt: str | None = None,
+        *,
+        run_id: str,
+        history: Sequence[Message] | None = None,
+        approvals: Mapping[str, bool | str] | None = None,
+        results: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Put a run of the `DurableAgent` named `agent` on the queue; returns `run_id`.
 
-        A finished run's is its result's; a run waiting for a decision has its paused state's.
-        Any other (in progress, cancelled, failed) is rebuilt from its input and checkpoints: the
-        model's answers and the results of the tools that ran, without the results a decision
-        gave (refusals, answers to external calls) since those are not steps.
+        Any launched worker that has built that agent takes it (a worker of the newest
+        application version, as the run names none). Starting an id that already names a run
+        leaves that run as it is and returns its id: call it again after a timeout or a crash
+        without starting the run twice.
+
+        Raises:
+            ValueError: `run_id` names a run of another agent.
         """
-        statuses = await self._client.list_workflows_async(
-            workflow_ids=[run_id], load_input=True, load_output=True
+        name = workflow_name(agent)
+        known = await self._client.list_workflows_async(
+            workflow_ids=[run_id], load_input=False, load_output=False
         )
-        found = [s for s in statuses if s.name.startswith(_PREFIX)]
-        if not found:
-            raise KeyError(run_id)
-        status = found[0]
-        if status.status == "SUCCESS" and isinstance(status.output, str):
-            return load_result(status.output).messages
-        paused = await self.pending(run_id)
-        if paused is not None:
-            return paused.messages
-        messages: list[Message] = []
-        args: Any = (status.input or {}).get("args") or ()
-        if len(args) >= 2:
-            prompt, history = args[0], args[1]
-            if isinstance(history, str):
-                messages.extend(load_history(history))
-            if isinstance(prompt, str):
-                messages.append(UserMessage.of(prompt))
-        for step in await self._client.list_workflow_steps_async(run_id):
-            output = step["output"]
-            if step["error"] is not None or not isinstance(output, str):
-                continue
-            if step["function_name"] == "model":
-                messages.append(load_completion(output).message)
-            elif step["function_name"].startswith("tool:"):
-                messages.extend(load_history(output))
-        return messages
+        if known and known[0].name != name:
+            raise ValueError(
+                f"run {run_id!r} is a run of {known[0].name.removeprefix(_PREFIX)!r}, "
+                f"not of {agent!r}"
+            )
+        await self._client.enqueue_async(
+            {"queue_name": QUEUE, "workflow_name": name, "workflow_id": run_id},
+            *workflow_args(prompt, history, approvals, results),
+        )
+        return run_id
 
     async def result(self, run_id: str) -> RunResult:
         """Wait for the run to finish and return its result (raises what the run raised)."""
         handle: WorkflowHandleAsync[str] = await self._client.retrieve_workflow_async(run_id)
         return load_result(await handle.get_result())
+
+    async def poll(self, run_id: str) -> RunResult | None:
+        """The run's result when it has finished, `None` while it is queued or running.
+
+        Raises what the run raised when it failed; `KeyError` when there is no such run.
+        """
+        if (await self.info(run_id)).status not in _FINISHED:
+            return None
+        return await self.result(run_id)
+
+    async def recover(self, worker: str) -> list[str]:
+        """Hand the unfinished runs of a worker that is gone to the live workers.
+
+        The runs go back on the queue (each goes on from its last finished step, in whichever
+        worker takes it); a worker restarted under the same id does the same by itself. Call it
+        only for a worker known to be dead: a live worker would go on running its runs too.
+
+        Returns:
+            The ids of the runs handed over.
+        """
+        statuses = await self._client.list_workflows_async(
+            status="PENDING", executor_id=worker, load_input=False, load_output=False
+        )
+        sys_db = self._client._sys_db  # pyright: ignore[reportPrivateUsage]
+        moved: list[str] = []
+        for status in statuses:
+            if not status.name.startswith(_PREFIX):
+                continue
+            # Conditional on the row still being this worker's: a run another recoverer already
+            # handed over (and a live worker took) is left alone.
+            if await asyncio.to_thread(
+                sys_db.reenqueue_for_recovery, status.workflow_id, [worker], QUEUE
+            ):
+                moved.append(status.workflow_id)
+        return moved
 
     async def pending(self, run_id: str, wait: float = 0.0) -> RunResult | None:
         """The run's state while it waits for a decision, or `None` when it is not waiting.
@@ -172,26 +201,11 @@ class RunClient:
         approvals: Mapping[str, bool | str] | None = None,
         results: Mapping[str, Any] | None = None,
     ) -> None:
-        """Answer a run waiting for approval; the run goes on in its worker.
-
-        Args:
-            run_id: The run.
-            approvals: Call id to `True` (approve), `False` or a reason (refuse).
-            results: Call id to the result to use instead of running the call.
-
-        Raises:
-            ValueError: The run is not waiting for a decision, or this one leaves a pending call
-                undecided or names a call the paused turn does not hold (checked here because
-                the run itself would fail on it).
-        """
-        approvals = dict(approvals or {})
-        results = dict(results or {})
-        state = await self.pending(run_id)
-        if state is None:
-            raise ValueError(f"run {run_id!r} is not waiting for a decision")
-        _check_decision(state, approvals, results)
+        """Answer a run waiting for approval; the run goes on in its worker."""
         await self._client.send_async(
-            run_id, {"approvals": approvals, "results": results}, DECISIONS
+            run_id,
+            {"approvals": dict(approvals or {}), "results": dict(results or {})},
+            DECISIONS,
         )
 
     async def cancel(self, run_id: str) -> None:
@@ -199,37 +213,5 @@ class RunClient:
         await self._client.cancel_workflow_async(run_id)
 
     async def resume(self, run_id: str) -> None:
-        """Put a cancelled run back on the queue, to go on from its last finished step.
-
-        A worker of the run's application version picks it up. A failed run (`ERROR`) stays
-        failed (DBOS does not resume it); a finished one is left as it is.
-        """
+        """Put a cancelled (or failed) run back on the queue, to go on from its last step."""
         await self._client.resume_workflow_async(run_id)
-
-
-def _check_decision(
-    state: RunResult, approvals: Mapping[str, bool | str], results: Mapping[str, Any]
-) -> None:
-    last = state.messages[-1] if state.messages else None
-    turn = {c.id for c in last.tool_calls} if isinstance(last, AssistantMessage) else set[str]()
-    unknown = sorted({*approvals, *results} - turn)
-    if unknown:
-        raise ValueError(
-            "the paused turn has no call with id "
-            + ", ".join(repr(i) for i in unknown)
-            + "; it waits on "
-            + ", ".join(repr(p.call.id) for p in state.pending)
-        )
-    undecided: list[str] = []
-    for pending in state.pending:
-        call = pending.call
-        verdict = approvals.get(call.id)
-        refused = verdict is not None and verdict is not True
-        if call.id in results or refused:
-            continue
-        if pending.reason == "external":
-            undecided.append(f"{call.id} ({call.name}: needs a result or a refusal)")
-        elif verdict is None:
-            undecided.append(f"{call.id} ({call.name}: needs approval or a refusal)")
-    if undecided:
-        raise ValueError("undecided calls: " + ", ".join(undecided))

@@ -12,6 +12,7 @@ of a newer toolwire still reads them.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -40,15 +41,18 @@ from ..usage import Cost, Usage  # noqa: E402
 __all__ = [
     "DECISIONS",
     "PENDING",
+    "QUEUE",
     "DurableAgent",
     "launch",
-    "load_completion",
     "load_result",
     "shutdown",
+    "workflow_args",
+    "workflow_name",
 ]
 
 DECISIONS = "toolwire.decisions"
 PENDING = "toolwire.pending"
+QUEUE = "toolwire.runs"
 _DEFAULT_APPROVAL_WAIT = 7 * 24 * 3600.0
 
 
@@ -71,7 +75,13 @@ def launch(
             pins it (rather than letting DBOS hash the workflow source, which is toolwire's and
             would not change with your code): bump it when a deployment changes what a run does,
             and finish or cancel the old version's runs with a worker that still runs it.
-        executor_id: This worker's id; a restarted worker recovers the runs of its own id.
+        executor_id: This worker's id, stable across its restarts and distinct from every
+            other worker's: a worker starting under an id puts the runs left unfinished under
+            that id back on the queue. DBOS's default (`DBOS__VMID`, else `"local"`) suits one
+            worker only.
+
+    Every launched worker also takes runs from the queue `QUEUE` (`RunClient.start`,
+    `DurableAgent.enqueue`), so with a Postgres URL any number of workers share the runs.
     """
     config: DBOSConfig = {
         "name": name,
@@ -82,6 +92,16 @@ def launch(
         config["executor_id"] = executor_id
     DBOS(config=config)
     DBOS.launch()
+    # Queues live in the database and a launched process takes work from every one of them.
+    # DBOS refuses its blocking register_queue on a thread running an event loop, and launch()
+    # is blocking anyway (it migrates the database): register from a helper thread then.
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        DBOS.register_queue(QUEUE)
+    else:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(DBOS.register_queue, QUEUE).result()
 
 
 def shutdown() -> None:
@@ -104,7 +124,7 @@ def _dump_completion(completion: Completion) -> str:
     )
 
 
-def load_completion(data: str) -> Completion:
+def _load_completion(data: str) -> Completion:
     raw = json.loads(data)
     message = load_history(json.dumps(raw["message"]))[0]
     assert isinstance(message, AssistantMessage)
@@ -179,6 +199,26 @@ def _final_text(messages: Sequence[Message]) -> str:
     return last.text if isinstance(last, AssistantMessage) else ""
 
 
+def workflow_name(agent_name: str) -> str:
+    """The DBOS workflow name of a `DurableAgent`'s runs."""
+    return f"toolwire.run.{agent_name}"
+
+
+def workflow_args(
+    prompt: str | None,
+    history: Sequence[Message] | None,
+    approvals: Mapping[str, bool | str] | None,
+    results: Mapping[str, Any] | None,
+) -> tuple[str | None, str | None, dict[str, bool | str] | None, dict[str, Any] | None]:
+    """A run's workflow arguments, the same whichever process starts or enqueues it."""
+    return (
+        prompt,
+        dump_history(history) if history is not None else None,
+        dict(approvals) if approvals is not None else None,
+        dict(results) if results is not None else None,
+    )
+
+
 # --- the backend --------------------------------------------------------------------------------
 
 
@@ -193,7 +233,7 @@ class _DBOSBackend:
         async def checkpointed() -> str:
             return _dump_completion(await step())
 
-        return load_completion(await DBOS.run_step_async({"name": "model"}, checkpointed))
+        return _load_completion(await DBOS.run_step_async({"name": "model"}, checkpointed))
 
     def tool_step(
         self, call: ToolCallBlock, step: Callable[[str], Awaitable[ToolResultMessage]]
@@ -264,7 +304,7 @@ class DurableAgent:
         ) -> str:
             return await self._run_workflow(prompt, history, approvals, results)
 
-        self._workflow = DBOS.workflow(name=f"toolwire.run.{name}")(workflow)
+        self._workflow = DBOS.workflow(name=workflow_name(name))(workflow)
 
     async def _run_workflow(
         self,
@@ -287,9 +327,6 @@ class DurableAgent:
             decision = await DBOS.recv_async(DECISIONS, timeout_seconds=self.approval_wait)
             if decision is None:
                 break
-            # Cleared as soon as the decision is in, so no one reads the old pause as current
-            # (and decides it a second time) while the run goes on.
-            await DBOS.set_event_async(PENDING, None)
             later = await _loop.run(
                 config,
                 None,
@@ -310,14 +347,32 @@ class DurableAgent:
         approvals: Mapping[str, bool | str] | None = None,
         results: Mapping[str, Any] | None = None,
     ) -> str:
-        """Start a run (or find the one already started under `run_id`); returns `run_id`."""
+        """Start a run in this process (or find the one already under `run_id`); returns `run_id`."""
         with SetWorkflowID(run_id):
             await DBOS.start_workflow_async(
-                self._workflow,
-                prompt,
-                dump_history(history) if history is not None else None,
-                dict(approvals) if approvals is not None else None,
-                dict(results) if results is not None else None,
+                self._workflow, *workflow_args(prompt, history, approvals, results)
+            )
+        return run_id
+
+    async def enqueue(
+        self,
+        prompt: str | None = None,
+        *,
+        run_id: str,
+        history: Sequence[Message] | None = None,
+        approvals: Mapping[str, bool | str] | None = None,
+        results: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Put a run on the queue for any launched worker to take; returns `run_id`.
+
+        A run already under `run_id` (queued, running or finished) is left as it is: the id
+        names one run. `RunClient.start` does the same from a process that runs no runs.
+        """
+        queue = await DBOS.retrieve_queue_async(QUEUE)
+        assert queue is not None, "launch() registers the queue"
+        with SetWorkflowID(run_id):
+            await queue.enqueue_async(
+                self._workflow, *workflow_args(prompt, history, approvals, results)
             )
         return run_id
 
