@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._cli_agent import CliError, preview
+from ._loop import RunResult
 from .messages import (
     AssistantMessage,
     Message,
@@ -34,7 +35,7 @@ from .messages import (
 )
 
 if TYPE_CHECKING:
-    from ._loop import PendingCall, RunResult
+    from ._loop import PendingCall
     from .durable import RunClient, RunInfo
 
 __all__ = ["DB_ENV", "DEFAULT_DB", "database_url", "runs_app"]
@@ -45,7 +46,7 @@ DEFAULT_DB = "sqlite:///toolwire-runs.sqlite"
 
 runs_app = typer.Typer(
     name="runs",
-    help="See and steer durable runs: list, show, approve, deny, cancel, resume.",
+    help="See and steer durable runs: list, show, approve, deny, cancel, resume, recover, start.",
     no_args_is_help=True,
 )
 out = Console(highlight=False, soft_wrap=True)
@@ -225,6 +226,7 @@ def _info_json(info: RunInfo, waiting: RunResult | None) -> dict[str, Any]:
         "created_at": _iso(info.created_at),
         "updated_at": _iso(info.updated_at),
         "app_version": info.app_version,
+        "worker": info.worker,
         "error": info.error,
         "pending": _pending_json(waiting),
     }
@@ -304,7 +306,7 @@ def list_runs(
         err.print("no runs", markup=False)
         return
     table = Table(title=f"{len(rows)} run(s)")
-    for column in ("run", "agent", "state", "started", "updated", "version"):
+    for column in ("run", "agent", "state", "started", "updated", "worker", "version"):
         table.add_column(column, overflow="fold")
     for info, waiting in rows:
         table.add_row(
@@ -313,6 +315,7 @@ def list_runs(
             Text(_state(info, waiting)),
             _when(info.created_at),
             _when(info.updated_at),
+            Text(info.worker or "-"),
             Text(info.app_version or "-"),
         )
     out.print(table)
@@ -358,6 +361,7 @@ def show(
         ("state", _state(info, waiting)),
         ("started", _when(info.created_at)),
         ("updated", _when(info.updated_at)),
+        ("worker", info.worker or "-"),
         ("version", info.app_version or "-"),
     ]
     if info.error:
@@ -527,17 +531,7 @@ def cancel(run_id: RunId, db: Db = DEFAULT_DB) -> None:
 @runs_app.command(
     "resume", epilog="Example: toolwire runs resume order-42 --db sqlite:///runs.sqlite"
 )
-def resume(
-    run_id: RunId,
-    db: Db = DEFAULT_DB,
-    force: Annotated[
-        bool,
-        typer.Option(
-            help="Queue a running run too: for one whose worker is gone for good (a live "
-            "worker would then run it twice)."
-        ),
-    ] = False,
-) -> None:
+def resume(run_id: RunId, db: Db = DEFAULT_DB) -> None:
     """Put a cancelled run back on the queue: a worker goes on from its last finished step."""
 
     async def main() -> str:
@@ -550,11 +544,12 @@ def resume(
                 )
             if info.status in ("ENQUEUED", "DELAYED"):
                 return f"run {run_id} is already queued"
-            if info.status == "PENDING" and not force:
+            if info.status == "PENDING":
+                worker = info.worker or "?"
                 raise CliError(
-                    f"run {run_id!r} is running (or waiting for its worker to restart): a "
-                    "restarted worker recovers it; --force queues it for any worker, which "
-                    "runs it twice if its worker is alive"
+                    f"run {run_id!r} is running, in worker {worker!r}: if that worker is gone "
+                    f"for good, toolwire runs recover {worker} hands its runs to the live ones "
+                    "(a worker restarted under its id takes them back by itself)"
                 )
             await client.resume(run_id)
         return (
@@ -563,3 +558,77 @@ def resume(
         )
 
     out.print(anyio.run(main), markup=False)
+
+
+@runs_app.command("recover", epilog="Example: toolwire runs recover worker-a --db postgresql://...")
+def recover(
+    worker: Annotated[str, typer.Argument(help="The executor id of a worker that is gone.")],
+    db: Db = DEFAULT_DB,
+) -> None:
+    """Hand the unfinished runs of a dead worker to the live ones (never for a live worker:
+    it would go on running them too)."""
+
+    async def main() -> list[str]:
+        async with _connected(db) as client:
+            return await client.recover(worker)
+
+    moved = anyio.run(main)
+    if not moved:
+        out.print(f"worker {worker} has no unfinished runs", markup=False)
+    for run_id in moved:
+        out.print(f"queued run {run_id} (was in worker {worker})", markup=False)
+
+
+@runs_app.command(
+    "start",
+    epilog="Example: toolwire runs start billing 'Refund order 42' --run-id order-42 --wait",
+)
+def start(
+    agent: Annotated[str, typer.Argument(help="The DurableAgent name the workers build.")],
+    prompt: Annotated[str, typer.Argument(help="The prompt.")],
+    run_id: Annotated[
+        str, typer.Option("--run-id", help="The run's id; starting it again finds the same run.")
+    ],
+    db: Db = DEFAULT_DB,
+    wait: Annotated[
+        bool,
+        typer.Option(help="Wait until the run ends or waits for a decision; print its answer."),
+    ] = False,
+) -> None:
+    """Queue a run for the workers that build AGENT; with --wait, print its answer."""
+
+    async def main() -> RunResult | RunInfo | None:
+        async with _connected(db) as client:
+            try:
+                await client.start(agent, prompt, run_id=run_id)
+            except ValueError as exc:
+                raise CliError(str(exc)) from None
+            if not wait:
+                return None
+            while True:
+                info = await client.info(run_id)
+                if info.status == "SUCCESS":
+                    return await client.result(run_id)
+                if info.status in ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+                    return info
+                if info.status == "PENDING" and await client.pending(run_id) is not None:
+                    return info
+                # The database is the only link to the worker: look again shortly.
+                await anyio.sleep(0.2)
+
+    ended = anyio.run(main)
+    if ended is None:
+        out.print(
+            f"queued run {run_id} of {agent} (toolwire runs show {run_id} follows it)",
+            markup=False,
+        )
+        return
+    if isinstance(ended, RunResult):
+        out.print(ended.text, markup=False)
+        return
+    if ended.status == "PENDING":
+        raise CliError(
+            f"run {run_id} waits for a decision: toolwire runs show {run_id} lists its calls, "
+            f"toolwire runs approve {run_id} approves them"
+        )
+    raise CliError(f"run {run_id} {_it_is(ended)}" + (f": {ended.error}" if ended.error else ""))

@@ -1,6 +1,6 @@
 """A long-lived worker for the `toolwire runs` tests: it runs durable runs until stdin closes.
 
-    python runs_worker.py DB
+    python runs_worker.py DB [EXECUTOR_ID]
 
 Commands, one per stdin line:
     start RUN_ID TURN...   start a run whose model makes one turn per TURN, each a `+`-joined
@@ -83,7 +83,7 @@ async def main() -> None:
     db = sys.argv[1]
     agent = Agent(FunctionModel(reply), tools=[charge, refund, hold])
     durable = DurableAgent(agent, name="shop")
-    launch(db)
+    launch(db, executor_id=sys.argv[2] if len(sys.argv) > 2 else None)
     say("ready")
     try:
         await commands(durable)

@@ -33,11 +33,11 @@ TIMEOUT = 90.0
 class Worker:
     """`runs_worker.py` in a subprocess, driven through its stdin and stdout."""
 
-    def __init__(self, db: str, log: Path) -> None:
+    def __init__(self, db: str, log: Path, *executor_id: str) -> None:
         self.log = log
         self._log_file = log.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), db],
+            [sys.executable, str(WORKER), db, *executor_id],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log_file,
@@ -67,6 +67,10 @@ class Worker:
         self.send(f"start {run_id} {' '.join(turns)}")
         self.wait_for(f"started {run_id}")
         return run_id
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
 
     def close(self) -> None:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -325,6 +329,7 @@ def test_cancel_a_run_inside_a_tool_and_resume_it(db: str, worker: Worker) -> No
     worker.start("held", "hold:h", "charge:c")
     worker.wait_for("holding h")
     assert "is running" in fails("resume", "held", "--db", db)
+    assert "toolwire runs recover local" in fails("resume", "held", "--db", db)
     ok("cancel", "held", "--db", db)
     worker.send("release")  # the call in flight ends; the cancelled run takes no further step
     assert shown(db, "held")["status"] == "CANCELLED"
@@ -335,6 +340,44 @@ def test_cancel_a_run_inside_a_tool_and_resume_it(db: str, worker: Worker) -> No
     result = finished(db, "held")
     assert result.text == "done: 2 call(s), last: charged c"
     assert [t.name for t in result.trace] == ["hold", "charge"]
+
+
+def test_start_queues_a_run_and_recover_hands_a_dead_workers_runs_over(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'fleet.sqlite'}"
+    first = Worker(db, tmp_path / "a.log", "worker-a")
+    second: Worker | None = None
+    try:
+        said = ok("start", "shop", "hold:h charge:c", "--run-id", "fleet", "--db", db)
+        assert "queued run fleet of shop" in said
+        first.wait_for("holding h")
+        assert shown(db, "fleet")["worker"] == "worker-a"
+        first.kill()
+        second = Worker(db, tmp_path / "b.log", "worker-b")
+        # A dead worker's runs stay with it until someone says it is gone.
+        assert shown(db, "fleet")["status"] == "PENDING"
+        assert "queued run fleet (was in worker worker-a)" in ok("recover", "worker-a", "--db", db)
+        second.wait_for("holding h")
+        second.send("release")
+        result = finished(db, "fleet")
+        assert result.text == "done: 2 call(s), last: charged c"
+        assert shown(db, "fleet")["worker"] == "worker-b"
+        assert "worker worker-a has no unfinished runs" in ok("recover", "worker-a", "--db", db)
+
+        waited = ok("start", "shop", "charge:z", "--run-id", "fleet-2", "--wait", "--db", db)
+        assert waited == "done: 1 call(s), last: charged z\n"
+        # The same id again is the same run: nothing runs twice.
+        assert ok("start", "shop", "charge:y", "--run-id", "fleet-2", "--wait", "--db", db) == (
+            waited
+        )
+        paused_run = fails("start", "shop", "refund:r", "--run-id", "fleet-3", "--wait", "--db", db)
+        assert "run fleet-3 waits for a decision" in paused_run
+        assert "is a run of 'shop', not of 'other'" in fails(
+            "start", "other", "charge:a", "--run-id", "fleet-3", "--db", db
+        )
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
 
 
 # --- errors ------------------------------------------------------------------------------------------
@@ -396,7 +439,9 @@ def test_without_the_durable_extra_the_command_names_it(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("command", ["list", "show", "approve", "deny", "cancel", "resume"])
+@pytest.mark.parametrize(
+    "command", ["list", "show", "approve", "deny", "cancel", "resume", "recover", "start"]
+)
 def test_every_runs_command_has_help_with_an_example(command: str) -> None:
     done = runs(command, "--help")
     assert done.returncode == 0
