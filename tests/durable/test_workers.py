@@ -84,3 +84,20 @@ def test_dead_workers_run_goes_on_when_it_restarts(fresh_postgres: str, tmp_path
             worker.close()
     check_once(tmp_path, outcome)
     assert outcome["worker"] in ("worker-a", "worker-b")
+
+
+def test_a_worker_enqueues_a_run_and_takes_it(database: str, tmp_path: Path) -> None:
+    log = tmp_path / "worker.log"
+    decider = Worker("decide", database, RUN_ID, str(tmp_path), log=log)
+    solo = Worker("enqueue", database, RUN_ID, str(tmp_path), log=log)
+    try:
+        outcome = finish(solo, tmp_path)
+        assert decider.wait_for("decided")
+    finally:
+        decider.close()
+        solo.close()
+    assert outcome["worker"] == "solo"
+    check_whole(tmp_path, outcome)
+    assert outcome["runs"] == [RUN_ID]
+    assert (tmp_path / "model").read_text().split() == ["0", "1", "4", "5"]
+    assert len((tmp_path / "attempts").read_text().splitlines()) == 5

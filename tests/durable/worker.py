@@ -5,6 +5,7 @@
     python worker.py serve DB ID DIR [KILL_AT]     a worker under executor id ID, taking queued runs
     python worker.py client DB RUN_ID DIR          start the run on the queue (twice), approve, wait
     python worker.py recover DB ID DIR             hand a dead worker's runs to the live ones
+    python worker.py enqueue DB RUN_ID DIR         a worker that queues the run (twice), runs it
 
 At the point named KILL_AT the first worker to get there prints `at KILL_AT by ID` and waits
 forever (others go on): the test, which waits for that line, SIGKILLs it there. Side effects go to DIR/effects (one line per key, kept
@@ -158,6 +159,18 @@ async def main() -> None:
         with RunClient(db) as runs:
             moved = await runs.recover(run_id)
         print(f"recovered {' '.join(moved)}", flush=True)
+        return
+    if mode == "enqueue":
+        launch(db, executor_id="solo")
+        first = await durable.enqueue("charge everything", run_id=run_id)
+        again = await durable.enqueue("a different prompt", run_id=run_id)
+        print(f"started {first} {again}", flush=True)
+        with RunClient(db) as runs:
+            outcome = await runs.result(run_id)
+            info = await runs.info(run_id)
+            listed = [r.run_id for r in await runs.list()]
+        print(json.dumps({**summary(outcome), "worker": info.worker, "runs": listed}), flush=True)
+        shutdown()
         return
     if mode == "serve":
         EXECUTOR = run_id
