@@ -72,6 +72,7 @@ EXPECTED = [
     "RunOptions",
     "RunResult",
     "RunStream",
+    "RunsDatabaseError",
     "SchemaError",
     "ScriptedModel",
     "ServerToolCallBlock",

@@ -26,6 +26,7 @@ ToolwireError                     base of everything below
 │   │   └── ModelStreamError      ...the provider's own error event inside an answer
 │   ├── OutputValidationError     a structured answer still invalid after the corrections
 │   └── ModelRequestsForbidden    a real provider request where the caller forbade them (tests)
+├── RunsDatabaseError             a durable runs database cannot be used (unreachable, not set up)
 ├── McpError                      an MCP server failed a request (JSON-RPC `code` when sent)
 │   ├── McpProtocolError          ...answered with something the protocol does not allow
 │   ├── McpAuthError              ...refused our credentials (HTTP 401/403)
@@ -69,6 +70,7 @@ __all__ = [
     "OutputValidationError",
     "RetryableError",
     "RetryableModelError",
+    "RunsDatabaseError",
     "SchemaError",
     "ToolArgumentsError",
     "ToolError",
@@ -430,6 +432,10 @@ class ModelStreamError(ModelResponseError):
 
 class ModelRequestsForbidden(ModelError):
     """A real provider request was attempted where the caller forbade them (e.g. in tests)."""
+
+
+class RunsDatabaseError(ToolwireError):
+    """A durable runs database cannot be used: unreachable, or no worker has set it up yet."""
 
 
 class UsageLimitExceeded(ToolwireError):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from toolwire.durable import RunClient
+from toolwire.errors import RunsDatabaseError
 
 from .processes import Worker
 
@@ -49,3 +50,19 @@ async def test_unknown_runs_and_workers(runs_db: str) -> None:
         with pytest.raises(KeyError):
             await runs.poll("no-such-run")
         assert await runs.recover("no-such-worker") == []
+
+
+def test_a_database_no_worker_set_up_is_refused(tmp_path: Path, fresh_postgres: str) -> None:
+    for url in (f"sqlite:///{tmp_path / 'empty.sqlite'}", fresh_postgres):
+        with pytest.raises(RunsDatabaseError, match="is not a runs database yet"):
+            RunClient(url)
+
+
+def test_unreachable_and_malformed_urls_are_refused() -> None:
+    with pytest.raises(RunsDatabaseError, match="cannot reach the runs database") as caught:
+        RunClient("postgresql://toolwire:secret@127.0.0.1:1/runs")
+    assert "secret" not in str(caught.value)
+    with pytest.raises(RunsDatabaseError, match="not a database URL"):
+        RunClient("runs.sqlite")
+    with pytest.raises(RunsDatabaseError, match="not mysql"):
+        RunClient("mysql://localhost/runs")

@@ -17,8 +17,11 @@ from .._extras import require_extra
 require_extra("durable", "dbos", needed_by="durable runs")
 
 from dbos import DBOSClient, WorkflowHandleAsync  # noqa: E402
+from sqlalchemy import make_url  # noqa: E402  (sqlalchemy comes with dbos)
+from sqlalchemy.exc import SQLAlchemyError  # noqa: E402
 
 from .._loop import RunResult  # noqa: E402
+from ..errors import RunsDatabaseError  # noqa: E402
 from ..messages import AssistantMessage, Message, UserMessage, load_history  # noqa: E402
 from ._dbos import (  # noqa: E402
     DECISIONS,
@@ -63,6 +66,10 @@ _PREFIX = workflow_name("")
 _FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 
 
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 def _info(s: Any) -> RunInfo:
     return RunInfo(
         run_id=s.workflow_id,
@@ -80,7 +87,35 @@ class RunClient:
     """A connection to a runs database (`sqlite:///path` or `postgresql://...`)."""
 
     def __init__(self, database_url: str) -> None:
-        self._client = DBOSClient(system_database_url=database_url)
+        """Connect to the database.
+
+        Raises:
+            RunsDatabaseError: Not a `sqlite:` or `postgresql:` URL, the database cannot be
+                reached, or no worker has launched on it (a worker creates DBOS's tables; a
+                client does not).
+        """
+        try:
+            url = make_url(database_url)
+        except SQLAlchemyError as exc:
+            raise RunsDatabaseError(f"not a database URL: {database_url!r}") from exc
+        if url.get_backend_name() not in ("sqlite", "postgresql"):
+            raise RunsDatabaseError(
+                f"a runs database is sqlite:///<path> or postgresql://..., not {url.drivername}:"
+            )
+        shown = url.render_as_string(hide_password=True)
+        try:
+            self._client = DBOSClient(system_database_url=database_url)
+        except SQLAlchemyError as exc:
+            raise RunsDatabaseError(
+                f"cannot reach the runs database {shown}: {_first_line(exc)}"
+            ) from exc
+        try:
+            self._client.list_workflows(limit=1, load_input=False, load_output=False)
+        except SQLAlchemyError as exc:
+            self._client.destroy()
+            raise RunsDatabaseError(
+                f"{shown} is not a runs database yet (no worker has launched on it): {_first_line(exc)}"
+            ) from exc
 
     def close(self) -> None:
         self._client.destroy()
