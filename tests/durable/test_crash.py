@@ -24,19 +24,25 @@ KILL_POINTS = [
 def run_with_crash(db: str, folder: Path, point: str | None) -> dict[str, object]:
     run_id = "order-run"
     log = folder / "worker.log"
-    # Killed while it waits for approval, the run must not be decided before the kill: a decider
-    # started early races the worker's own watcher and lets the run end first. For the other
-    # points the decider starts at once (points after the approval need the decision to get there).
+    # The decider is a RunClient, which needs the tables a worker creates at launch: it starts
+    # once a worker says it launched. Killed while it waits for approval, the run must not be
+    # decided before the kill (a decision then races the worker's own watcher and lets the run
+    # end first), so the decider waits for the second worker there; for the other points it
+    # starts with the first (points after the approval need the decision to get there).
     late = point == "approval:wait"
-    decider = None if late else Worker("decide", db, run_id, str(folder), log=log)
+    decider = None
     try:
         if point is not None:
             first = Worker("run", db, run_id, str(folder), point, log=log)
+            first.wait_for("launched")
+            if not late:
+                decider = Worker("decide", db, run_id, str(folder), log=log)
             first.wait_for(f"at {point}")
             first.kill()
-        if decider is None:
-            decider = Worker("decide", db, run_id, str(folder), log=log)
         second = Worker("run", db, run_id, str(folder), log=log)
+        if decider is None:
+            second.wait_for("launched")
+            decider = Worker("decide", db, run_id, str(folder), log=log)
         out = second.wait_for('"stop_reason"')
         assert second.finish() == 0, log.read_text()
         assert decider.wait_for("decided")

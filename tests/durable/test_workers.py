@@ -88,8 +88,9 @@ def test_dead_workers_run_goes_on_when_it_restarts(fresh_postgres: str, tmp_path
 
 def test_a_worker_enqueues_a_run_and_takes_it(database: str, tmp_path: Path) -> None:
     log = tmp_path / "worker.log"
-    decider = Worker("decide", database, RUN_ID, str(tmp_path), log=log)
     solo = Worker("enqueue", database, RUN_ID, str(tmp_path), log=log)
+    solo.wait_for("launched")
+    decider = Worker("decide", database, RUN_ID, str(tmp_path), log=log)
     try:
         outcome = finish(solo, tmp_path)
         assert decider.wait_for("decided")

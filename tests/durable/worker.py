@@ -162,6 +162,7 @@ async def main() -> None:
         return
     if mode == "enqueue":
         launch(db, executor_id="solo")
+        print("launched", flush=True)
         first = await durable.enqueue("charge everything", run_id=run_id)
         again = await durable.enqueue("a different prompt", run_id=run_id)
         print(f"started {first} {again}", flush=True)
@@ -185,6 +186,7 @@ async def main() -> None:
         print("decided", flush=True)
         return
     launch(db)
+    print("launched", flush=True)
     async with anyio.create_task_group() as group:
         if KILL_AT == "approval:wait":
             group.start_soon(watch_approval, db, run_id)
