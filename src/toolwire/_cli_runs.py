@@ -100,33 +100,26 @@ def _shown(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def _check_url(url: str) -> str:
-    """The URL as it may be shown (password hidden); a SQLite file must exist already."""
+def _check_sqlite_file(url: str) -> None:
+    """A SQLite database must exist already: connecting would create an empty file, and a
+    mistyped path would look like a database with no runs. `RunClient` checks the rest."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     try:
         parsed = make_url(url)
     except ArgumentError:
+        return
+    if parsed.get_backend_name() != "sqlite":
+        return
+    path = parsed.database
+    if not path or path == ":memory:":
+        raise CliError(f"--db {url}: an in-memory database holds no runs; give a file")
+    if not Path(path).is_file():
         raise CliError(
-            f"--db {url!r} is not a database URL (sqlite:///path or postgresql://...)"
-        ) from None
-    shown = parsed.render_as_string(hide_password=True)
-    if parsed.get_backend_name() == "sqlite":
-        path = parsed.database
-        if not path or path == ":memory:":
-            raise CliError(f"--db {shown}: an in-memory database holds no runs; give a file")
-        # Connecting would create an empty file: a mistyped path must not look like "no runs".
-        if not Path(path).is_file():
-            raise CliError(
-                f"no runs database at {path}: workers create it when they launch() "
-                f"(give the URL they use with --db or {DB_ENV})"
-            )
-    elif parsed.get_backend_name() != "postgresql":
-        raise CliError(
-            f"--db {shown}: runs live in SQLite or Postgres (sqlite:///path, postgresql://...)"
+            f"no runs database at {path}: workers create it when they launch() "
+            f"(give the URL they use with --db or {DB_ENV})"
         )
-    return shown
 
 
 @asynccontextmanager
@@ -134,25 +127,17 @@ async def _connected(db: str) -> AsyncGenerator[RunClient]:
     from .durable import RunClient  # MissingDependencyError names the extra when dbos is missing
 
     url = database_url(db)
-    shown = _check_url(url)
-    # DBOS logs connection failures itself; the command says them once, in its own words.
+    _check_sqlite_file(url)
+    # DBOS logs connection failures itself; RunsDatabaseError says them once, in one line.
     logging.getLogger("dbos").setLevel(logging.CRITICAL)
     import sqlalchemy.exc
 
-    try:
-        client = RunClient(url)
-    except sqlalchemy.exc.SQLAlchemyError as exc:
-        raise CliError(f"cannot reach the runs database {shown}: {_reason(exc)}") from exc
+    client = RunClient(url)
     try:
         yield client
     except sqlalchemy.exc.SQLAlchemyError as exc:
-        reason = _reason(exc)
-        if "no such table" in reason or "does not exist" in reason:
-            raise CliError(
-                f"{shown} holds no runs (no DBOS tables): is it the database your workers "
-                "launch() with?"
-            ) from exc
-        raise CliError(f"the runs database {shown} failed: {reason}") from exc
+        # The database went away (or broke) after the client connected.
+        raise CliError(f"the runs database {_shown(url)} failed: {_reason(exc)}") from exc
     finally:
         client.close()
 

@@ -400,7 +400,9 @@ def test_errors_say_what_is_wrong_in_one_line(db: str, worker: Worker, tmp_path:
 
     other = tmp_path / "other.sqlite"
     sqlite3.connect(other).close()
-    assert "holds no runs (no DBOS tables)" in fails("list", "--db", f"sqlite:///{other}")
+    assert "is not a runs database yet (no worker has launched on it)" in fails(
+        "list", "--db", f"sqlite:///{other}"
+    )
 
     port = free_port()  # nothing listens there
     unreachable = fails("list", "--db", f"postgresql://me:s3cret@127.0.0.1:{port}/runs")
@@ -408,7 +410,9 @@ def test_errors_say_what_is_wrong_in_one_line(db: str, worker: Worker, tmp_path:
         unreachable
     )
     assert "s3cret" not in unreachable
-    assert "runs live in SQLite or Postgres" in fails("list", "--db", "mysql://h/db")
+    assert "a runs database is sqlite:///<path> or postgresql://..., not mysql:" in fails(
+        "list", "--db", "mysql://h/db"
+    )
     assert "--status 'lost'" in fails("list", "--db", db, "--status", "lost")
 
 
