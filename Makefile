@@ -51,13 +51,14 @@ pytest: $(STAMP) $(NODE_STAMP) postgres
 
 test: lint typecheck pytest
 
-bench: $(STAMP)
+bench: $(STAMP) postgres
 	$(BIN)/python benchmarks/dispatch.py
 	$(BIN)/python benchmarks/loop.py
 	$(BIN)/python benchmarks/providers.py
 	$(BIN)/python benchmarks/mcp_throughput.py
 	$(BIN)/python benchmarks/import_time.py
 	$(BIN)/python benchmarks/price_tables.py
+	$(BIN)/python benchmarks/durable.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .ci/node

@@ -40,6 +40,7 @@ from ._cli_agent import (
     resolve_model,
     run_with_view,
 )
+from ._cli_runs import runs_app
 from .errors import (
     McpAuthError,
     McpConnectionError,
@@ -64,6 +65,7 @@ app = typer.Typer(
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 _state: dict[str, bool] = {"debug": False}
+app.add_typer(runs_app)
 
 # Options several commands share: signing in to MCP servers, and answering their sampling.
 _Login = Annotated[

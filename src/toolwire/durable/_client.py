@@ -22,11 +22,12 @@ from sqlalchemy.exc import SQLAlchemyError  # noqa: E402
 
 from .._loop import RunResult  # noqa: E402
 from ..errors import RunsDatabaseError  # noqa: E402
-from ..messages import Message  # noqa: E402
+from ..messages import AssistantMessage, Message, UserMessage, load_history  # noqa: E402
 from ._dbos import (  # noqa: E402
     DECISIONS,
     PENDING,
     QUEUE,
+    load_completion,
     load_result,
     workflow_args,
     workflow_name,
@@ -125,10 +126,27 @@ class RunClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    async def list(self, *, limit: int | None = None) -> list[RunInfo]:
-        """Every toolwire run, newest first."""
+    async def list(
+        self,
+        *,
+        limit: int | None = None,
+        status: str | Sequence[str] | None = None,
+        agent: str | None = None,
+    ) -> list[RunInfo]:
+        """Toolwire runs, newest first.
+
+        Args:
+            limit: At most this many.
+            status: Only runs in this DBOS status (or these).
+            agent: Only runs of this `DurableAgent` name.
+        """
         statuses = await self._client.list_workflows_async(
-            limit=limit, sort_desc=True, load_input=False, load_output=False
+            limit=limit,
+            status=status if status is None or isinstance(status, str) else list(status),
+            name=None if agent is None else _PREFIX + agent,
+            sort_desc=True,
+            load_input=False,
+            load_output=False,
         )
         return [_info(s) for s in statuses if s.name.startswith(_PREFIX)]
 
@@ -143,6 +161,44 @@ class RunClient:
             workflow_ids=[run_id], load_input=False, load_output=False
         )
         return [_info(s) for s in statuses if s.name.startswith(_PREFIX)]
+
+    async def conversation(self, run_id: str) -> list[Message]:
+        """The run's conversation as the database holds it; `KeyError` for an unknown run.
+
+        A finished run's is its result's; a run waiting for a decision has its paused state's.
+        Any other (in progress, cancelled, failed) is rebuilt from its input and checkpoints: the
+        model's answers and the results of the tools that ran, without the results a decision
+        gave (refusals, answers to external calls) since those are not steps.
+        """
+        statuses = await self._client.list_workflows_async(
+            workflow_ids=[run_id], load_input=True, load_output=True
+        )
+        found = [s for s in statuses if s.name.startswith(_PREFIX)]
+        if not found:
+            raise KeyError(run_id)
+        status = found[0]
+        if status.status == "SUCCESS" and isinstance(status.output, str):
+            return load_result(status.output).messages
+        paused = await self.pending(run_id)
+        if paused is not None:
+            return paused.messages
+        messages: list[Message] = []
+        args: Any = (status.input or {}).get("args") or ()
+        if len(args) >= 2:
+            prompt, history = args[0], args[1]
+            if isinstance(history, str):
+                messages.extend(load_history(history))
+            if isinstance(prompt, str):
+                messages.append(UserMessage.of(prompt))
+        for step in await self._client.list_workflow_steps_async(run_id):
+            output = step["output"]
+            if step["error"] is not None or not isinstance(output, str):
+                continue
+            if step["function_name"] == "model":
+                messages.append(load_completion(output).message)
+            elif step["function_name"].startswith("tool:"):
+                messages.extend(load_history(output))
+        return messages
 
     async def start(
         self,
@@ -236,11 +292,26 @@ class RunClient:
         approvals: Mapping[str, bool | str] | None = None,
         results: Mapping[str, Any] | None = None,
     ) -> None:
-        """Answer a run waiting for approval; the run goes on in its worker."""
+        """Answer a run waiting for approval; the run goes on in its worker.
+
+        Args:
+            run_id: The run.
+            approvals: Call id to `True` (approve), `False` or a reason (refuse).
+            results: Call id to the result to use instead of running the call.
+
+        Raises:
+            ValueError: The run is not waiting for a decision, or this one leaves a pending call
+                undecided or names a call the paused turn does not hold (checked here because
+                the run itself would fail on it).
+        """
+        approvals = dict(approvals or {})
+        results = dict(results or {})
+        state = await self.pending(run_id)
+        if state is None:
+            raise ValueError(f"run {run_id!r} is not waiting for a decision")
+        _check_decision(state, approvals, results)
         await self._client.send_async(
-            run_id,
-            {"approvals": dict(approvals or {}), "results": dict(results or {})},
-            DECISIONS,
+            run_id, {"approvals": approvals, "results": results}, DECISIONS
         )
 
     async def cancel(self, run_id: str) -> None:
@@ -248,5 +319,37 @@ class RunClient:
         await self._client.cancel_workflow_async(run_id)
 
     async def resume(self, run_id: str) -> None:
-        """Put a cancelled (or failed) run back on the queue, to go on from its last step."""
+        """Put a cancelled run back on the queue, to go on from its last finished step.
+
+        A worker of the run's application version picks it up. A failed run (`ERROR`) stays
+        failed (DBOS does not resume it); a finished one is left as it is.
+        """
         await self._client.resume_workflow_async(run_id)
+
+
+def _check_decision(
+    state: RunResult, approvals: Mapping[str, bool | str], results: Mapping[str, Any]
+) -> None:
+    last = state.messages[-1] if state.messages else None
+    turn = {c.id for c in last.tool_calls} if isinstance(last, AssistantMessage) else set[str]()
+    unknown = sorted({*approvals, *results} - turn)
+    if unknown:
+        raise ValueError(
+            "the paused turn has no call with id "
+            + ", ".join(repr(i) for i in unknown)
+            + "; it waits on "
+            + ", ".join(repr(p.call.id) for p in state.pending)
+        )
+    undecided: list[str] = []
+    for pending in state.pending:
+        call = pending.call
+        verdict = approvals.get(call.id)
+        refused = verdict is not None and verdict is not True
+        if call.id in results or refused:
+            continue
+        if pending.reason == "external":
+            undecided.append(f"{call.id} ({call.name}: needs a result or a refusal)")
+        elif verdict is None:
+            undecided.append(f"{call.id} ({call.name}: needs approval or a refusal)")
+    if undecided:
+        raise ValueError("undecided calls: " + ", ".join(undecided))

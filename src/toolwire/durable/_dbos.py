@@ -46,6 +46,7 @@ __all__ = [
     "QUEUE",
     "DurableAgent",
     "launch",
+    "load_completion",
     "load_result",
     "shutdown",
     "workflow_args",
@@ -126,7 +127,7 @@ def _dump_completion(completion: Completion) -> str:
     )
 
 
-def _load_completion(data: str) -> Completion:
+def load_completion(data: str) -> Completion:
     raw = json.loads(data)
     message = load_history(json.dumps(raw["message"]))[0]
     assert isinstance(message, AssistantMessage)
@@ -249,7 +250,7 @@ class _DBOSBackend:
         async def checkpointed() -> str:
             return _dump_completion(await step())
 
-        return _load_completion(await DBOS.run_step_async({"name": "model"}, checkpointed))
+        return load_completion(await DBOS.run_step_async({"name": "model"}, checkpointed))
 
     def tool_step(
         self, call: ToolCallBlock, step: Callable[[str], Awaitable[ToolResultMessage]]
@@ -341,6 +342,10 @@ class DurableAgent:
         while result.pending and self.approval_wait > 0:
             await DBOS.set_event_async(PENDING, _dump_result(result))
             decision = await DBOS.recv_async(DECISIONS, timeout_seconds=self.approval_wait)
+            # Cleared as soon as the wait ends, so no one reads the old pause as current (and
+            # decides it a second time) while the run goes on. A run that never paused has
+            # nothing to clear, and no step spent on it.
+            await DBOS.set_event_async(PENDING, None)
             if decision is None:
                 break
             later = await _loop.run(
@@ -351,7 +356,6 @@ class DurableAgent:
                 results=decision.get("results") or {},
             )
             result = _merge(result, later, start)
-        await DBOS.set_event_async(PENDING, None)
         return _dump_result(result)
 
     async def start(
@@ -402,8 +406,10 @@ class DurableAgent:
         results: Mapping[str, Any] | None = None,
     ) -> _loop.RunResult:
         """Start the run (or join it) and wait for its result; see `Agent.run`."""
-        await self.start(
-            prompt, run_id=run_id, history=history, approvals=approvals, results=results
-        )
-        handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(run_id)
+        # The handle of a run this process executes awaits it; one found by id would poll the
+        # database (a second at a time), which made every run last at least a second.
+        with SetWorkflowID(run_id):
+            handle: WorkflowHandleAsync[str] = await DBOS.start_workflow_async(
+                self._workflow, *workflow_args(prompt, history, approvals, results)
+            )
         return load_result(await handle.get_result())
