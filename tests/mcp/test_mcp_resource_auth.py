@@ -780,6 +780,7 @@ async def test_a_verifier_of_ones_own(servers: AuthServers) -> None:
 # --- toolwire serve ------------------------------------------------------------------------------
 
 TOOLWIRE_SERVE = [sys.executable, "-m", "toolwire.cli", "serve", "--prebuilt"]
+_WORKERS = ["--stateless", "--workers", "2"]
 
 
 def _serve_cli(
@@ -805,9 +806,17 @@ def _stop(proc: subprocess.Popen[str]) -> None:
     proc.communicate(timeout=30)
 
 
-async def test_serve_cli_with_jwt_validation_and_a_tool_scope(servers: AuthServers) -> None:
+# One process, and two workers that each get the OAuth settings from the supervisor.
+_SCALES = [pytest.param([], id="one-process"), pytest.param(_WORKERS, id="two-workers")]
+
+
+@pytest.mark.parametrize("scale", _SCALES)
+async def test_serve_cli_with_jwt_validation_and_a_tool_scope(
+    servers: AuthServers, scale: list[str]
+) -> None:
     proc = _serve_cli(
         servers,
+        *scale,
         "--auth-issuer",
         servers.jwt_issuer,
         "--auth-scope",
@@ -839,9 +848,11 @@ async def test_serve_cli_with_jwt_validation_and_a_tool_scope(servers: AuthServe
     assert not computed.is_error and "4" in computed.text
 
 
-async def test_serve_cli_with_introspection(servers: AuthServers) -> None:
+@pytest.mark.parametrize("scale", _SCALES)
+async def test_serve_cli_with_introspection(servers: AuthServers, scale: list[str]) -> None:
     proc = _serve_cli(
         servers,
+        *scale,
         "--auth-issuer",
         servers.opaque_issuer,
         "--auth-introspection-client",
