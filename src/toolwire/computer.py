@@ -16,6 +16,7 @@ resumes it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias, cast
@@ -265,7 +266,10 @@ def computer_block(
 
 
 def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    # A provider's NaN or infinity is no coordinate: treated as missing, never raised.
+    return int(value) if math.isfinite(value) else None
 
 
 def _point(value: Any) -> tuple[int, int] | None:
