@@ -15,7 +15,7 @@ TIMEOUT = 90.0
 
 
 class Worker:
-    def __init__(self, *args: str, log: Path) -> None:
+    def __init__(self, *args: str, log: Path, env: dict[str, str] | None = None) -> None:
         self.log = log
         self._log_file = log.open("ab")
         self.proc = subprocess.Popen(
@@ -23,6 +23,7 @@ class Worker:
             stdout=subprocess.PIPE,
             stderr=self._log_file,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, **env} if env else None,
         )
         self.out = b""
 

@@ -175,7 +175,9 @@ async def main() -> None:
         return
     if mode == "serve":
         EXECUTOR = run_id
-        launch(db, executor_id=EXECUTOR)
+        # A deployment of a new version (tests/durable/test_versions.py) names another one.
+        version = os.environ.get("TOOLWIRE_TEST_APP_VERSION", "toolwire-1")
+        launch(db, executor_id=EXECUTOR, application_version=version)
         print("ready", flush=True)
         await anyio.sleep_forever()
     if mode == "decide":
