@@ -29,6 +29,7 @@ from toolwire import (
     CompletionDone,
     ComputerAction,
     ComputerCall,
+    RunResult,
     UnsupportedError,
     computer_result,
     computer_use,
@@ -714,12 +715,10 @@ def test_answer_needs_a_screenshot_or_an_error() -> None:
 
 
 async def test_a_paused_request_survives_the_durable_result_store(closing: Closing) -> None:
-    from toolwire.durable._dbos import _dump_result, load_result  # pyright: ignore[reportPrivateUsage]
-
     with ReplayServer([_anthropic([_CLICK])]) as server:
         model = closing(AnthropicModel("claude-haiku-4-5", api_key="k", base_url=server.base_url))
         paused = await Agent(model, tools=[computer_use(**_SCREEN)]).run("Click")
-    loaded = load_result(_dump_result(paused))
+    loaded = RunResult.from_json(paused.to_json())
     assert loaded.stop_reason == "external_calls"
     assert loaded.computer_calls == paused.computer_calls
     assert loaded.computer_calls[0].actions[0].x == 640

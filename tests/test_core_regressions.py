@@ -34,7 +34,7 @@ from toolwire import (
     tool,
 )
 from toolwire.middleware import is_retryable, retry_after_seconds
-from toolwire.models.base import CompletionDone, StreamEvent, TextDelta, ToolCall
+from toolwire.models.base import CompletionDone, ModelRequest, StreamEvent, TextDelta, ToolCall
 from toolwire.models.testing import example_arguments
 
 pytestmark = pytest.mark.anyio
@@ -215,16 +215,14 @@ async def test_a_cancelled_streaming_request_is_closed_before_the_run_ends() -> 
         provider = "test"
         model_name = "streamer"
 
-        async def complete(self, prompt: str | None = None, **kwargs: Any) -> Completion:
+        async def send(self, request: ModelRequest) -> Completion:
             return Completion(message=AssistantMessage(parts=[TextBlock("x")]))
 
-        async def stream_complete(
-            self, prompt: str | None = None, **kwargs: Any
-        ) -> AsyncIterator[StreamEvent]:
+        async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
             try:
                 for i in range(10_000):
                     yield TextDelta(f"w{i} ")
-                yield CompletionDone(await self.complete())
+                yield CompletionDone(await self.send(request))
             finally:
                 state.append("closed")
 
@@ -477,13 +475,11 @@ async def test_usage_the_price_tables_refuse_gives_an_unknown_cost_not_a_crash()
         provider = "openai"
         model_name = "gpt-4o"
 
-        async def complete(self, prompt: str | None = None, **kwargs: Any) -> Completion:
+        async def send(self, request: ModelRequest) -> Completion:
             return Completion(message=message, usage=usage, model="gpt-4o")
 
-        async def stream_complete(
-            self, prompt: str | None = None, **kwargs: Any
-        ) -> AsyncIterator[StreamEvent]:
-            yield CompletionDone(await self.complete(prompt, **kwargs))
+        async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            yield CompletionDone(await self.send(request))
 
     result = await Agent(Odd(), max_cost=1.0).run("hi")  # type: ignore[arg-type]
     assert result.text == "hi"

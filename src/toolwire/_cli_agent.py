@@ -20,15 +20,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 
-from ._loop import (
+from ._events import (
     FunctionCallCompleted,
     FunctionCallStarted,
     ModelRequestEvent,
     ModelResponseEvent,
-    PendingCall,
     RunCompleted,
-    RunResult,
 )
+from ._run_result import PendingCall, RunResult
 from .agent import Agent
 from .errors import MissingApiKeyError
 from .models.base import TextDelta

@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._cli_agent import CliError, preview
-from ._loop import RunResult
+from ._run_result import RunResult
 from .messages import (
     AssistantMessage,
     Message,
@@ -35,7 +35,7 @@ from .messages import (
 )
 
 if TYPE_CHECKING:
-    from ._loop import PendingCall
+    from ._run_result import PendingCall
     from .durable import RunClient, RunInfo
 
 __all__ = ["DB_ENV", "DEFAULT_DB", "database_url", "runs_app"]

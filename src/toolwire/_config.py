@@ -1,4 +1,5 @@
-"""The one configuration of a run: `RunConfig`, and `RunOptions`, its options as keywords.
+"""The one configuration of a run: `RunConfig`, `RunOptions` (its options as keywords) and
+`LoopConfig` (a run's configuration resolved for the loop).
 
 `Agent(model, **options)`, `run_loop(model, input, **options)` and (through the agent)
 `Agent.run_stream` take exactly the fields of `RunConfig`, typed by `RunOptions`; a test compares
@@ -9,22 +10,33 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, Unpack
 
-from ._loop import Subscriber
+from ._events import StreamSink, Subscriber
+from ._run_result import RunResult
+from ._steps import StepBackend, ToolTracer
 from .messages import ToolResultMessage
-from .middleware import Hooks
-from .models.base import ModelSettings, OutputMode, ToolCall, ToolChoice
-from .tools import ToolLike
+from .middleware import Hooks, with_hooks
+from .models.base import Model, ModelSettings, OutputMode, ToolCall, ToolChoice
+from .native import NativeTool
+from .tools import Tool, ToolLike, as_tool
 from .usage import RunLimits
 
 if TYPE_CHECKING:
     from .models.wrappers import RetryPolicy
 
-__all__ = ["ApprovalPolicy", "RunConfig", "RunOptions"]
+__all__ = [
+    "ApprovalPolicy",
+    "LoopConfig",
+    "RunConfig",
+    "RunOptions",
+    "RunTracer",
+    "build_tools",
+    "native_specs",
+]
 
 ApprovalPolicy: TypeAlias = Literal["marked", "destructive"]
 """Which calls pause a run for approval (see `RunConfig.approval_policy`)."""
@@ -178,3 +190,65 @@ def _unknown_message(unknown: Sequence[str]) -> str:
         close = difflib.get_close_matches(key, sorted(_OPTION_NAMES), n=1)
         parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return "unknown run option " + ", ".join(parts) + "; the options are the fields of RunConfig"
+
+
+class RunTracer(Protocol):
+    """Wraps whole runs in tracing (`toolwire.telemetry` provides one once instrumented)."""
+
+    async def run(
+        self, config: LoopConfig, body: Callable[[LoopConfig], Awaitable[RunResult]]
+    ) -> RunResult:
+        """Run `body` (the loop) traced, handing it the configuration to run with."""
+        ...
+
+
+@dataclass(slots=True)
+class LoopConfig:
+    """A run's `RunConfig` resolved for the loop (`Agent.loop_config` builds one per run).
+
+    Attributes:
+        model: The model asked.
+        options: The run's configuration, as the caller gave it.
+        tools: The tools by name, each wrapped with the configured hooks.
+        settings: `options.settings` as `ModelSettings`.
+        limits: `options.limits`.
+        deps: This run's deps (the configured ones unless the run overrides them).
+        subscribers: The configured subscribers and this run's own.
+        stream_sink: Where a streamed run's events go; `None` when the run does not stream.
+        native_tools: The provider-side tools sent with every request.
+        backend: Runs the model and tool steps (durably); `None` runs them in process.
+        trace_tool: Runs each tool call (hooks included, an unknown tool's too) inside its
+            tracing span; set by the tracer for traced runs.
+        tracer: Wraps the run in tracing; `None` when tracing is off.
+    """
+
+    model: Model
+    options: RunConfig
+    tools: dict[str, Tool]
+    settings: ModelSettings
+    limits: RunLimits
+    deps: Any = None
+    subscribers: Sequence[Subscriber] = ()
+    stream_sink: StreamSink | None = None
+    native_tools: Sequence[NativeTool] = ()
+    backend: StepBackend | None = None
+    trace_tool: ToolTracer | None = None
+    tracer: RunTracer | None = None
+
+
+def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:
+    """The provider-side tools among a run's tools (sent with every request, never run here)."""
+    return [t for t in tools if isinstance(t, NativeTool)]
+
+
+def build_tools(tools: Sequence[ToolLike], hooks: Hooks | None) -> dict[str, Tool]:
+    """Tools by name, each wrapped with the run's hooks; duplicate names are refused."""
+    out: dict[str, Tool] = {}
+    for item in tools:
+        if isinstance(item, NativeTool):
+            continue  # run by the provider: `native_specs` keeps them for every request
+        resolved = as_tool(item)
+        if resolved.name in out:
+            raise ValueError(f"two tools are named {resolved.name!r}")
+        out[resolved.name] = with_hooks(resolved, hooks) if hooks is not None else resolved
+    return out

@@ -12,36 +12,40 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast
+from typing import Any, cast
 
 import anyio
 
-from . import telemetry
+from ._config import LoopConfig
+from ._events import (
+    FunctionCallCompleted,
+    FunctionCallStarted,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    RunCompleted,
+    RunEvent,
+)
 from ._logctx import CALL_ID, in_run
+from ._repair import missing_result, repair_history
+from ._run_result import PendingCall, RunResult, StopReason, TraceEntry
+from ._steps import Turnstile
 from ._util import maybe_await
 from .computer import ComputerCall, answerable_calls, is_computer_call
-from .errors import UsageLimitExceeded
+from .errors import ModelResponseError, UsageLimitExceeded
 from .messages import (
     AssistantMessage,
-    Citation,
     Message,
     ServerToolCallBlock,
     SystemMessage,
-    TextBlock,
     ToolCallBlock,
     ToolResultMessage,
     UserMessage,
 )
-from .middleware import Hooks, with_hooks
 from .models.base import (
     Completion,
     CompletionDone,
-    Model,
-    ModelBase,
     ModelRequest,
-    ModelSettings,
     OutputSpec,
     StreamEvent,
     ToolCall,
@@ -49,351 +53,17 @@ from .models.base import (
     Usage,
     check_call_ids,
 )
-from .native import NativeTool
+from .output import RunOutput
 from .results import TextPart, error_result
-from .tools import Tool, ToolContext, ToolLike, as_tool
-from .usage import Cost, RunLimits, estimate_cost
+from .tools import Tool, ToolContext, ToolLike
+from .usage import estimate_cost
 
-if TYPE_CHECKING:
-    from ._config import RunConfig
-    from .output import RunOutput
-
-__all__ = [
-    "FunctionCallCompleted",
-    "FunctionCallStarted",
-    "ModelRequestEvent",
-    "ModelResponseEvent",
-    "PendingCall",
-    "RunCompleted",
-    "RunEvent",
-    "RunResult",
-    "StepBackend",
-    "StopReason",
-    "Subscriber",
-    "TraceEntry",
-    "repair_history",
-]
+__all__ = ["run"]
 
 logger = logging.getLogger("toolwire")
 
 _CLOSE_TIMEOUT = 5.0
 """Seconds a cancelled run waits for the model's stream to close."""
-
-StopReason: TypeAlias = Literal[
-    "completed",
-    "refused",
-    "max_iterations",
-    "token_limit",
-    "cost_limit",
-    "time_limit",
-    "external_calls",
-    "approval_required",
-    "cancelled",
-    "error",
-]
-
-
-@dataclass(slots=True)
-class TraceEntry:
-    """One tool call of a run, as it happened."""
-
-    call_id: str
-    name: str
-    arguments: str
-    result: str
-    is_error: bool
-    duration: float
-    iteration: int
-    error: BaseException | None = field(default=None, repr=False, compare=False)
-
-
-@dataclass(slots=True)
-class PendingCall:
-    """A call the run stopped on: it needs approval, or the caller must answer it.
-
-    Attributes:
-        call: The call (a computer-use request is a call named `"computer_use"` whose arguments
-            are the request's, as JSON).
-        reason: `"approval"`, `"external"` (a tool the caller runs) or `"computer"` (the model
-            asks for screen actions; answer with `computer_result(...)`).
-        computer: The computer-use request, normalised, when `reason == "computer"`.
-    """
-
-    call: ToolCall
-    reason: Literal["approval", "external", "computer"]
-    computer: ComputerCall | None = None
-
-
-@dataclass(slots=True)
-class RunResult:
-    """The outcome of a run.
-
-    Attributes:
-        text: The model's final answer (empty when the run stopped before one).
-        messages: The whole history, the input included; every call has its result.
-        new_messages: What this run added.
-        usage: Summed over every model request.
-        cost: From `genai-prices`; `cost.total is None` with `cost.reason` when unknown.
-        trace: Every tool call, in order.
-        stop_reason: Why the run ended.
-        pending: The calls waiting for approval or for the caller's answer.
-        iterations: Model requests made.
-        output: The validated typed answer, when the run asked for one (`output_type`).
-        refusal: Why the model declined to give the typed answer (`stop_reason == "refused"`).
-    """
-
-    text: str
-    messages: list[Message]
-    new_messages: list[Message]
-    usage: Usage
-    cost: Cost
-    trace: list[TraceEntry]
-    stop_reason: StopReason
-    pending: list[PendingCall] = field(default_factory=list[PendingCall])
-    iterations: int = 0
-    output: Any = None
-    refusal: str | None = None
-
-    @property
-    def citations(self) -> list[Citation]:
-        """Every source the model cited in this run's answers, in order."""
-        return [
-            c
-            for m in self.new_messages
-            if isinstance(m, AssistantMessage)
-            for b in m.parts
-            if isinstance(b, TextBlock)
-            for c in b.citations
-        ]
-
-    @property
-    def computer_calls(self) -> list[ComputerCall]:
-        """The computer-use requests the run stopped on, waiting for the caller's screenshots."""
-        return [p.computer for p in self.pending if p.computer is not None]
-
-    @property
-    def server_tool_calls(self) -> list[ServerToolCallBlock]:
-        """Every call of a provider-side tool in this run: the ones the provider ran (web
-        search...) and the computer-use requests it asked the caller to carry out."""
-        return [
-            b
-            for m in self.new_messages
-            if isinstance(m, AssistantMessage)
-            for b in m.parts
-            if isinstance(b, ServerToolCallBlock)
-        ]
-
-
-# --- events -------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class ModelRequestEvent:
-    iteration: int
-    message_count: int
-    type: Literal["model.request"] = "model.request"
-
-
-@dataclass(slots=True)
-class ModelResponseEvent:
-    iteration: int
-    completion: Completion
-    type: Literal["model.response"] = "model.response"
-
-
-@dataclass(slots=True)
-class FunctionCallStarted:
-    call_id: str
-    name: str
-    arguments: str
-    iteration: int
-    type: Literal["function_call.started"] = "function_call.started"
-
-
-@dataclass(slots=True)
-class FunctionCallCompleted:
-    call_id: str
-    name: str
-    arguments: str
-    result: ToolResultMessage
-    is_error: bool
-    duration: float
-    iteration: int
-    type: Literal["function_call.completed"] = "function_call.completed"
-
-
-@dataclass(slots=True)
-class RunCompleted:
-    result: RunResult
-    type: Literal["run.completed"] = "run.completed"
-
-
-RunEvent: TypeAlias = (
-    ModelRequestEvent
-    | ModelResponseEvent
-    | FunctionCallStarted
-    | FunctionCallCompleted
-    | RunCompleted
-)
-Subscriber: TypeAlias = Callable[[RunEvent], Any]
-StreamSink: TypeAlias = Callable[[StreamEvent | RunEvent], Awaitable[None]]
-ToolTracer: TypeAlias = Callable[
-    [
-        ToolCallBlock,
-        "Tool | None",
-        Callable[[], Awaitable[tuple[ToolResultMessage, BaseException | None]]],
-    ],
-    Awaitable[tuple[ToolResultMessage, BaseException | None]],
-]
-"""Runs one tool call (the thunk) inside a span: `trace_tool(call, tool or None, thunk)`."""
-
-
-# --- history repair ----------------------------------------------------------------------------
-
-
-def _missing_result(call: ToolCallBlock, why: str) -> ToolResultMessage:
-    return ToolResultMessage(
-        call_id=call.id, name=call.name, content=[TextPart(f"Error: {why}")], is_error=True
-    )
-
-
-def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[str]]:
-    """Give every tool call exactly one result, and drop results that answer no call.
-
-    Returns the repaired history and a description of each repair (empty when none was needed).
-    """
-    out: list[Message] = []
-    repairs: list[str] = []
-    open_calls: dict[str, ToolCallBlock] = {}
-    answered: set[str] = set()
-
-    def close_turn() -> None:
-        for call in open_calls.values():
-            out.append(_missing_result(call, "no result was recorded for this call"))
-            repairs.append(f"added a missing result for call {call.id!r} ({call.name})")
-        open_calls.clear()
-
-    for message in messages:
-        if isinstance(message, ToolResultMessage):
-            if message.call_id in open_calls:
-                open_calls.pop(message.call_id)
-                answered.add(message.call_id)
-                out.append(message)
-            elif message.call_id in answered:
-                repairs.append(f"dropped a second result for call {message.call_id!r}")
-            else:
-                repairs.append(f"dropped a result for unknown call {message.call_id!r}")
-            continue
-        close_turn()
-        out.append(message)
-        if isinstance(message, AssistantMessage):
-            answered = set()
-            for call in answerable_calls(message):
-                open_calls[call.id] = call
-    close_turn()
-    return out, repairs
-
-
-# --- the step backend ---------------------------------------------------------------------------
-
-
-class StepBackend(Protocol):
-    """Runs the loop's steps: the seam a durable backend plugs into.
-
-    The loop calls `model_step` for each model request and `tool_step` for each tool call, with a
-    thunk that does the work; a durable backend checkpoints what the thunk returns and, when the
-    run is replayed after a crash, returns the checkpoint instead of calling the thunk again. When
-    a run has no backend (the default) the loop calls the thunks itself, with no indirection.
-    """
-
-    async def model_step(self, step: Callable[[], Awaitable[Completion]]) -> Completion:
-        """Ask the model once (or return the checkpointed answer)."""
-        ...
-
-    def tool_step(
-        self, call: ToolCallBlock, step: Callable[[str], Awaitable[ToolResultMessage]]
-    ) -> Awaitable[ToolResultMessage]:
-        """Run one tool call (or return its checkpointed result).
-
-        `step(key)` runs the call with `key` as its `ToolContext.idempotency_key` (see
-        `idempotency_key`): the same on every retry of this call, distinct for every call of the
-        run.
-
-        Not a coroutine function: the loop calls it for a turn's parallel calls one at a time, in
-        call order, and the backend fixes the step's place in the run before returning, so a
-        replay finds each call's checkpoint whatever order the calls finish in.
-        """
-        ...
-
-
-class _Turnstile:
-    """Lets a batch's calls reach the backend one at a time, in call order."""
-
-    __slots__ = ("_next", "_open")
-
-    def __init__(self, size: int) -> None:
-        self._open = [anyio.Event() for _ in range(size)]
-        self._next = 0
-        if size:
-            self._open[0].set()
-
-    async def wait(self, position: int) -> None:
-        await self._open[position].wait()
-
-    def advance(self) -> None:
-        self._next += 1
-        if self._next < len(self._open):
-            self._open[self._next].set()
-
-
-def idempotency_key(run_id: str, position: int, call_id: str) -> str:
-    """A tool call's idempotency key: the run id, the call's position among the run's tool steps,
-    and the call id.
-
-    The position is there because a call id alone may repeat within a run (some providers give
-    none, and the ids made for them restart with each process), while a step's position is the
-    same on every replay.
-    """
-    return f"{run_id}:{position}:{call_id}"
-
-
-# --- the run ------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class LoopConfig:
-    """A run's `RunConfig` resolved for the loop (`Agent` builds one per run).
-
-    Attributes:
-        model: The model asked.
-        options: The run's configuration, as the caller gave it.
-        tools: The tools by name, each wrapped with the configured hooks.
-        settings: `options.settings` as `ModelSettings`.
-        limits: `options.limits`.
-        deps: This run's deps (the configured ones unless the run overrides them).
-        subscribers: The configured subscribers and this run's own.
-        stream_sink: Where a streamed run's events go; `None` when the run does not stream.
-        backend: Runs the model and tool steps (durably); `None` runs them in process.
-        trace_tool: Runs each tool call (hooks included, an unknown tool's too) inside its
-            tracing span; set by `toolwire.telemetry` for traced runs.
-    """
-
-    model: Model
-    options: RunConfig
-    tools: dict[str, Tool]
-    settings: ModelSettings
-    limits: RunLimits
-    deps: Any = None
-    subscribers: Sequence[Subscriber] = ()
-    stream_sink: StreamSink | None = None
-    native_tools: Sequence[NativeTool] = ()
-    backend: StepBackend | None = None
-    trace_tool: ToolTracer | None = None
-
-
-def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:
-    """The provider-side tools among a run's tools (sent with every request, never run here)."""
-    return [t for t in tools if isinstance(t, NativeTool)]
 
 
 def _ids_look_unique(calls: Sequence[ToolCallBlock]) -> bool:
@@ -402,19 +72,6 @@ def _ids_look_unique(calls: Sequence[ToolCallBlock]) -> bool:
         return bool(calls[0].id)
     ids = {call.id for call in calls}
     return len(ids) == len(calls) and "" not in ids
-
-
-def build_tools(tools: Sequence[ToolLike], hooks: Hooks | None) -> dict[str, Tool]:
-    """Tools by name, each wrapped with the run's hooks; duplicate names are refused."""
-    out: dict[str, Tool] = {}
-    for item in tools:
-        if isinstance(item, NativeTool):
-            continue  # run by the provider: `native_specs` keeps them for every request
-        resolved = as_tool(item)
-        if resolved.name in out:
-            raise ValueError(f"two tools are named {resolved.name!r}")
-        out[resolved.name] = with_hooks(resolved, hooks) if hooks is not None else resolved
-    return out
 
 
 class _Run:
@@ -437,8 +94,6 @@ class _Run:
         self.output: RunOutput | None = None
         options = config.options
         if options.output_type is not None:
-            from .output import RunOutput
-
             self.output = RunOutput(
                 options.output_type, options.output_mode, options.output_retries, config.model
             )
@@ -502,7 +157,7 @@ class _Run:
         if self.open_calls:
             # Unreachable through the loop itself; kept as the invariant's last line of defence.
             for call in self.open_calls:
-                self.messages.append(_missing_result(call, "no result was recorded for this call"))
+                self.messages.append(missing_result(call, "no result was recorded for this call"))
             self.open_calls = []
         self.iterations += 1
         await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
@@ -532,51 +187,23 @@ class _Run:
     async def _request(
         self, tools: list[ToolLike], choice: ToolChoice, native: OutputSpec | None
     ) -> Completion:
-        config = self.config
-        if native is not None:
-            return await self._ask_for_output(tools, choice, native)
-        if config.stream_sink is not None:
-            return await self._ask_streaming(tools, choice)
-        return await config.model.complete(
-            None,
-            history=self.messages,
-            tools=tools,
-            tool_choice=choice,
-            settings=config.settings,
-        )
-
-    async def _ask_for_output(
-        self, tools: list[ToolLike], choice: ToolChoice, spec: OutputSpec
-    ) -> Completion:
-        # A native structured answer travels in the request value, which only ModelBase takes.
+        # The one way to call a model: a request value through `send` / `send_stream`.
         config = self.config
         request = ModelRequest.build(
             None, history=self.messages, tools=tools, tool_choice=choice, settings=config.settings
         )
-        request.output = spec
-        model = cast(ModelBase, config.model)
+        request.output = native
+        model = config.model
+        # The ignores go once `send` / `send_stream` are the `Model` protocol (the seam branch);
+        # every model has them today, through `ModelBase`.
         if config.stream_sink is None:
-            return await model.send(request)
-        return await self._ask_streaming(tools, choice, model.send_stream(request))
+            return await model.send(request)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+        return await self._ask_streaming(model.send_stream(request))  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
 
-    async def _ask_streaming(
-        self,
-        tools: list[ToolLike],
-        choice: ToolChoice,
-        events: AsyncIterator[StreamEvent] | None = None,
-    ) -> Completion:
-        config = self.config
-        sink = config.stream_sink
+    async def _ask_streaming(self, events: AsyncIterator[StreamEvent]) -> Completion:
+        sink = self.config.stream_sink
         assert sink is not None
         completion: Completion | None = None
-        if events is None:
-            events = config.model.stream_complete(
-                None,
-                history=self.messages,
-                tools=tools,
-                tool_choice=choice,
-                settings=config.settings,
-            )
         try:
             async for event in events:
                 if isinstance(event, CompletionDone):
@@ -591,8 +218,6 @@ class _Run:
                 with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
                     await aclose()
         if completion is None:
-            from .errors import ModelResponseError
-
             raise ModelResponseError("the model's stream ended without a completion")
         return completion
 
@@ -694,7 +319,7 @@ class _Run:
             for i, call in enumerate(calls):
                 result = slots[i]
                 if result is None:
-                    result = _missing_result(call, why)
+                    result = missing_result(call, why)
                 trace = traces[i]
                 if trace is None and call.id not in decided:
                     trace = TraceEntry(
@@ -713,11 +338,11 @@ class _Run:
         todo: list[int],
     ) -> None:
         limiter = anyio.CapacityLimiter(max(1, self.config.options.max_concurrency))
-        gates: dict[int, tuple[_Turnstile, int]] = {}
+        gates: dict[int, tuple[Turnstile, int]] = {}
         if self.config.backend is not None:
             # Only calls of known tools reach the backend; the gate orders exactly those.
             known = [i for i in todo if calls[i].name in self.config.tools]
-            gate = _Turnstile(len(known))
+            gate = Turnstile(len(known))
             gates = {i: (gate, position) for position, i in enumerate(known)}
 
         async def one(i: int) -> None:
@@ -746,7 +371,7 @@ class _Run:
                     group.start_soon(one, i)
 
     async def run_call(
-        self, call: ToolCallBlock, gate: tuple[_Turnstile, int] | None = None
+        self, call: ToolCallBlock, gate: tuple[Turnstile, int] | None = None
     ) -> tuple[ToolResultMessage, TraceEntry]:
         config = self.config
         iteration = self.iterations
@@ -963,7 +588,7 @@ async def run(
     results: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """One run of the loop; see `Agent.run` for the semantics."""
-    tracing = telemetry.active()
+    tracing = config.tracer
     if tracing is not None:
         return await tracing.run(
             config, lambda traced: _run(traced, prompt, history, approvals, results)

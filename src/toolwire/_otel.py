@@ -41,7 +41,8 @@ from .tools import Tool
 from .usage import Usage, estimate_cost
 
 if TYPE_CHECKING:
-    from ._loop import LoopConfig, RunResult
+    from ._config import LoopConfig
+    from ._run_result import RunResult
 
 __all__ = ["Instrumentation", "TracedModel"]
 

@@ -15,7 +15,7 @@ import json
 import time
 import typing
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import anyio
@@ -23,8 +23,16 @@ from opentelemetry import trace
 from opentelemetry.propagate import extract, inject
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
-if TYPE_CHECKING:
-    from ._otel import Instrumentation
+
+class _Host(Protocol):
+    """What the spans need of the instrumentation that owns them (`_otel.Instrumentation`,
+    which imports this module: named by its shape so the import runs one way)."""
+
+    tracer: trace.Tracer
+    capture_content: bool
+
+    def configured(self) -> bool: ...
+
 
 __all__ = ["McpSpans"]
 
@@ -88,7 +96,7 @@ def _is_tool_error(result: Any) -> bool:
 class McpSpans:
     """The MCP conventions' spans and duration metrics, for what `instrument()` set up."""
 
-    def __init__(self, instrumentation: Instrumentation, meter: Any) -> None:
+    def __init__(self, instrumentation: _Host, meter: Any) -> None:
         self._otel = instrumentation
         self.client_duration = meter.create_histogram(
             "mcp.client.operation.duration",

@@ -1,5 +1,5 @@
 """`Agent` and `run_loop`: the agent loop's public face (the loop itself lives in `_loop`, its
-configuration in `_config`)."""
+configuration in `_config`, what it returns in `_run_result` and `_events`)."""
 
 from __future__ import annotations
 
@@ -16,28 +16,34 @@ if TYPE_CHECKING:
     import anyio.abc
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from . import _loop  # pyright: ignore[reportPrivateUsage]
-from ._config import RunConfig, RunOptions
-from ._loop import (
-    LoopConfig,
-    RunCompleted,
-    RunEvent,
-    RunResult,
-    Subscriber,
-    build_tools,
-)
+from . import _loop, telemetry  # pyright: ignore[reportPrivateUsage]
+from ._config import LoopConfig, RunConfig, RunOptions, build_tools, native_specs
+from ._events import RunCompleted, RunEvent, StreamSink, Subscriber
+from ._run_result import RunResult
 from .messages import Message
 from .models.base import Model, ModelSettings, StreamEvent
 from .native import split_client_run
 
-__all__ = ["Agent", "RunConfig", "RunOptions", "RunStream", "run_loop"]
+__all__ = ["Agent", "LoopConfig", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
 
-def _resolve_model(model: Model | str) -> Model:
+def _resolve_model(model: Model | str, api_key: str | None, base_url: str | None) -> Model:
+    given = {
+        name: value
+        for name, value in (("api_key", api_key), ("base_url", base_url))
+        if value is not None
+    }
     if isinstance(model, str):
         from .models import model as resolve
 
-        return resolve(model)
+        return resolve(model, **given)
+    if given:
+        names = " and ".join(f"{name}=" for name in given)
+        raise TypeError(
+            f"{names} configure a model named by a string (Agent('openai:gpt-4o', "
+            f"api_key=...)); pass {'them' if len(given) > 1 else 'it'} to the "
+            f"{type(model).__name__} you built instead"
+        )
     return model
 
 
@@ -47,8 +53,14 @@ class Agent:
     Args:
         model: A `Model`, or a `"provider:model-name"` string.
         config: A `RunConfig` to start from (the defaults when `None`).
+        api_key: The provider's API key, for a model named by a string (default: the
+            provider's environment variable, e.g. `OPENAI_API_KEY`).
+        base_url: The provider's endpoint, for a model named by a string.
         **options: Any field of `RunConfig` (instructions, tools, limits, hooks, ...); they
             override `config`. An unknown name raises `TypeError`.
+
+    Other model options (a timeout, Azure's endpoint, ...) go to `toolwire.model(...)`, whose
+    result `Agent` takes as well.
     """
 
     def __init__(
@@ -56,10 +68,12 @@ class Agent:
         model: Model | str,
         *,
         config: RunConfig | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
         **options: Unpack[RunOptions],
     ) -> None:
         self._config = RunConfig.merge(config, options)
-        self.model = _resolve_model(model)
+        self.model = _resolve_model(model, api_key, base_url)
         if self._config.retry is not None:
             from .models.wrappers import RetryModel
 
@@ -67,7 +81,7 @@ class Agent:
         self.native_tools, client_run = split_client_run(
             self.model.provider,
             getattr(self.model, "api", ""),
-            _loop.native_specs(self._config.tools),
+            native_specs(self._config.tools),
         )
         self.tools = build_tools([*self._config.tools, *client_run], self._config.hooks)
         self._settings = ModelSettings.coerce(self._config.settings)
@@ -84,12 +98,23 @@ class Agent:
         self._config = self._config.replace(subscribers=subscribers)
         return subscriber
 
-    def _loop_config(
+    def loop_config(
         self,
-        deps: Any,
-        subscribers: Sequence[Subscriber],
-        sink: _loop.StreamSink | None = None,
+        *,
+        deps: Any = None,
+        subscribers: Sequence[Subscriber] = (),
+        sink: StreamSink | None = None,
     ) -> LoopConfig:
+        """This agent's configuration resolved for one run of the loop.
+
+        For backends that run the loop themselves (`toolwire.durable`): they set `backend` on
+        it (`dataclasses.replace`) and hand it to the loop.
+
+        Args:
+            deps: Overrides the configured `deps`.
+            subscribers: Extra event subscribers for the run.
+            sink: Where a streamed run's events go (`None`: the run does not stream).
+        """
         config = self._config
         return LoopConfig(
             model=self.model,
@@ -101,6 +126,8 @@ class Agent:
             subscribers=[*config.subscribers, *subscribers] if subscribers else config.subscribers,
             stream_sink=sink,
             native_tools=self.native_tools,
+            # Read per run, so `telemetry.instrument()` applies to agents built before it.
+            tracer=telemetry.active(),
         )
 
     async def run(
@@ -127,7 +154,7 @@ class Agent:
             results: For a paused run: call id -> the result of an external call.
         """
         return await _loop.run(
-            self._loop_config(deps, subscribers),
+            self.loop_config(deps=deps, subscribers=subscribers),
             prompt,
             history,
             approvals=approvals,
@@ -219,9 +246,9 @@ class Agent:
         resumed streamed with `history=paused.messages` and `approvals` / `results`.
         """
 
-        def start(sink: _loop.StreamSink) -> Any:
+        def start(sink: StreamSink) -> Any:
             return _loop.run(
-                self._loop_config(deps, subscribers, sink),
+                self.loop_config(deps=deps, subscribers=subscribers, sink=sink),
                 prompt,
                 history,
                 approvals=approvals,
@@ -238,7 +265,7 @@ class RunStream:
     whole (every call answered) and `result` then holds the cancelled run.
     """
 
-    def __init__(self, start: Callable[[_loop.StreamSink], Any]) -> None:
+    def __init__(self, start: Callable[[StreamSink], Any]) -> None:
         self._start = start
         self._result: RunResult | None = None
         self._error: BaseException | None = None
@@ -309,13 +336,15 @@ async def run_loop(
     approvals: Mapping[str, bool | str] | None = None,
     results: Mapping[str, Any] | None = None,
     config: RunConfig | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
     **options: Unpack[RunOptions],
 ) -> RunResult:
     """Run the agent loop once without keeping an `Agent`.
 
-    Takes the options of `Agent` (the fields of `RunConfig`) and the per-run arguments of
-    `Agent.run` that are not options: `history`, and `approvals` / `results` to resume a paused
-    run.
+    Takes the options of `Agent` (the fields of `RunConfig`, `api_key`, `base_url`) and the
+    per-run arguments of `Agent.run` that are not options: `history`, and `approvals` /
+    `results` to resume a paused run.
     """
-    agent = Agent(model, config=config, **options)
+    agent = Agent(model, config=config, api_key=api_key, base_url=base_url, **options)
     return await agent.run(input, history=history, approvals=approvals, results=results)

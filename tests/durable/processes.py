@@ -15,11 +15,13 @@ TIMEOUT = 90.0
 
 
 class Worker:
-    def __init__(self, *args: str, log: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *args: str, log: Path, env: dict[str, str] | None = None, script: Path = WORKER
+    ) -> None:
         self.log = log
         self._log_file = log.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), *args],
+            [sys.executable, str(script), *args],
             stdout=subprocess.PIPE,
             stderr=self._log_file,
             stdin=subprocess.DEVNULL,

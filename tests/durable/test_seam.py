@@ -51,7 +51,7 @@ class RecordingBackend:
 async def run_with(agent: AgentClass, backend: StepBackend, prompt: str) -> Any:
     from toolwire import _loop  # pyright: ignore[reportPrivateUsage]
 
-    config = dataclasses.replace(agent._loop_config(None, ()), backend=backend)  # pyright: ignore[reportPrivateUsage]
+    config = dataclasses.replace(agent.loop_config(), backend=backend)
     return await _loop.run(config, prompt, None)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._loop import StepBackend, idempotency_key
+from .._steps import StepBackend, idempotency_key
 
 if TYPE_CHECKING:
     from ._client import RunClient, RunInfo

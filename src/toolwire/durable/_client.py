@@ -20,7 +20,7 @@ from dbos import DBOSClient, WorkflowHandleAsync  # noqa: E402
 from sqlalchemy import make_url  # noqa: E402  (sqlalchemy comes with dbos)
 from sqlalchemy.exc import SQLAlchemyError  # noqa: E402
 
-from .._loop import RunResult  # noqa: E402
+from .._run_result import RunResult  # noqa: E402
 from ..errors import RunsDatabaseError  # noqa: E402
 from ..messages import AssistantMessage, Message, UserMessage, load_history  # noqa: E402
 from ._dbos import (  # noqa: E402
@@ -28,7 +28,6 @@ from ._dbos import (  # noqa: E402
     PENDING,
     QUEUE,
     load_completion,
-    load_result,
     workflow_args,
     workflow_name,
 )
@@ -178,7 +177,7 @@ class RunClient:
             raise KeyError(run_id)
         status = found[0]
         if status.status == "SUCCESS" and isinstance(status.output, str):
-            return load_result(status.output).messages
+            return RunResult.from_json(status.output).messages
         paused = await self.pending(run_id)
         if paused is not None:
             return paused.messages
@@ -235,19 +234,26 @@ class RunClient:
         )
         return run_id
 
-    async def result(self, run_id: str) -> RunResult:
-        """Wait for the run to finish and return its result (raises what the run raised)."""
-        handle: WorkflowHandleAsync[str] = await self._client.retrieve_workflow_async(run_id)
-        return load_result(await handle.get_result())
+    async def result(self, run_id: str, *, output_type: Any = None) -> RunResult:
+        """Wait for the run to finish and return its result (raises what the run raised).
 
-    async def poll(self, run_id: str) -> RunResult | None:
+        Args:
+            run_id: The run.
+            output_type: The agent's `output_type`, to read `output` back as that type (a client
+                does not build agents); `None` leaves it as decoded JSON.
+        """
+        handle: WorkflowHandleAsync[str] = await self._client.retrieve_workflow_async(run_id)
+        return RunResult.from_json(await handle.get_result(), output_type=output_type)
+
+    async def poll(self, run_id: str, *, output_type: Any = None) -> RunResult | None:
         """The run's result when it has finished, `None` while it is queued or running.
 
         Raises what the run raised when it failed; `KeyError` when there is no such run.
+        `output_type` is `result`'s.
         """
         if (await self.info(run_id)).status not in _FINISHED:
             return None
-        return await self.result(run_id)
+        return await self.result(run_id, output_type=output_type)
 
     async def recover(self, worker: str) -> list[str]:
         """Hand the unfinished runs of a worker that is gone to the live workers.
@@ -283,7 +289,7 @@ class RunClient:
             wait: Seconds to wait for the run to reach a pause (`0`: look once).
         """
         data: Any = await self._client.get_event_async(run_id, PENDING, timeout_seconds=wait)
-        return None if data is None else load_result(data)
+        return None if data is None else RunResult.from_json(data)
 
     async def decide(
         self,

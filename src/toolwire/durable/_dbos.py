@@ -16,7 +16,6 @@ import concurrent.futures
 import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from decimal import Decimal
 from typing import Any
 
 from .._extras import require_extra
@@ -25,19 +24,21 @@ require_extra("durable", "dbos", needed_by="durable runs")
 
 from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync  # noqa: E402
 
-from .. import _loop  # noqa: E402  # pyright: ignore[reportPrivateUsage]
-from .._loop import idempotency_key  # noqa: E402
-from ..computer import ComputerCall  # noqa: E402
+from .._loop import run as run_loop  # noqa: E402
+from .._run_result import RunResult  # noqa: E402
+from .._steps import idempotency_key  # noqa: E402
+from ..agent import Agent  # noqa: E402
 from ..messages import (  # noqa: E402
     AssistantMessage,
     Message,
-    ServerToolCallBlock,
     ToolCallBlock,
     ToolResultMessage,
     dump_history,
     load_history,
 )
-from ..models.base import Completion, ToolCall  # noqa: E402
+from ..models.base import Completion, Model  # noqa: E402
+from ..models.testing import ScriptedModel  # noqa: E402
+from ..models.wrappers import WrapperModel  # noqa: E402
 from ..usage import Cost, Usage  # noqa: E402
 
 __all__ = [
@@ -47,7 +48,6 @@ __all__ = [
     "DurableAgent",
     "launch",
     "load_completion",
-    "load_result",
     "shutdown",
     "workflow_args",
     "workflow_name",
@@ -65,6 +65,7 @@ def launch(
     name: str = "toolwire",
     application_version: str = "toolwire-1",
     executor_id: str | None = None,
+    log_level: str = "ERROR",
 ) -> None:
     """Start DBOS on a system database and recover this worker's unfinished runs.
 
@@ -82,6 +83,9 @@ def launch(
             other worker's: a worker starting under an id puts the runs left unfinished under
             that id back on the queue. DBOS's default (`DBOS__VMID`, else `"local"`) suits one
             worker only.
+        log_level: The level of DBOS's own log (the `dbos` logger). `"ERROR"` keeps it quiet:
+            no start-up and migration lines, no warning when a run is recovered; `"INFO"`
+            shows them all.
 
     Every launched worker also takes runs from the queue `QUEUE` (`RunClient.start`,
     `DurableAgent.enqueue`), so with a Postgres URL any number of workers share the runs.
@@ -90,6 +94,7 @@ def launch(
         "name": name,
         "system_database_url": database_url,
         "application_version": application_version,
+        "log_level": log_level,
     }
     if executor_id is not None:
         config["executor_id"] = executor_id
@@ -140,82 +145,6 @@ def load_completion(data: str) -> Completion:
     )
 
 
-def _dump_result(result: _loop.RunResult) -> str:
-    return json.dumps(
-        {
-            "messages": json.loads(dump_history(result.messages)),
-            "start": len(result.messages) - len(result.new_messages),
-            "usage": dataclasses.asdict(result.usage),
-            "cost": {
-                "total": None if result.cost.total is None else str(result.cost.total),
-                "reason": result.cost.reason,
-            },
-            "trace": [
-                {
-                    "call_id": t.call_id,
-                    "name": t.name,
-                    "arguments": t.arguments,
-                    "result": t.result,
-                    "is_error": t.is_error,
-                    "duration": t.duration,
-                    "iteration": t.iteration,
-                }
-                for t in result.trace
-            ],
-            "stop_reason": result.stop_reason,
-            "pending": [
-                {
-                    "id": p.call.id,
-                    "name": p.call.name,
-                    "arguments": p.call.arguments,
-                    "reason": p.reason,
-                }
-                for p in result.pending
-            ],
-            "iterations": result.iterations,
-        }
-    )
-
-
-def load_result(data: str) -> _loop.RunResult:
-    raw = json.loads(data)
-    messages = load_history(json.dumps(raw["messages"]))
-    total = raw["cost"]["total"]
-    return _loop.RunResult(
-        text=_final_text(messages) if raw["stop_reason"] == "completed" else "",
-        messages=messages,
-        new_messages=messages[raw["start"] :],
-        usage=Usage(**raw["usage"]),
-        cost=Cost(None if total is None else Decimal(total), raw["cost"]["reason"]),
-        trace=[_loop.TraceEntry(**entry) for entry in raw["trace"]],
-        stop_reason=raw["stop_reason"],
-        pending=[
-            _loop.PendingCall(
-                ToolCall(p["id"], p["name"], p["arguments"]),
-                p["reason"],
-                _computer_request(messages, p["id"]) if p["reason"] == "computer" else None,
-            )
-            for p in raw["pending"]
-        ],
-        iterations=raw["iterations"],
-    )
-
-
-def _computer_request(messages: Sequence[Message], call_id: str) -> ComputerCall | None:
-    """A paused computer-use request, read again from the turn that holds it."""
-    last = messages[-1] if messages else None
-    if isinstance(last, AssistantMessage):
-        for part in last.parts:
-            if isinstance(part, ServerToolCallBlock) and part.id == call_id:
-                return ComputerCall.from_block(part)
-    return None
-
-
-def _final_text(messages: Sequence[Message]) -> str:
-    last = messages[-1] if messages else None
-    return last.text if isinstance(last, AssistantMessage) else ""
-
-
 def workflow_name(agent_name: str) -> str:
     """The DBOS workflow name of a `DurableAgent`'s runs."""
     return f"toolwire.run.{agent_name}"
@@ -239,18 +168,42 @@ def workflow_args(
 # --- the backend --------------------------------------------------------------------------------
 
 
-class _DBOSBackend:
-    """Runs each step as a DBOS step of the current workflow."""
+def _scripted(model: Model) -> bool:
+    """Whether `model` (or the model a wrapper wraps) answers from a script, in order."""
+    while isinstance(model, WrapperModel):
+        model = model.wrapped
+    return isinstance(model, ScriptedModel)
 
-    def __init__(self, run_id: str) -> None:
+
+class _DBOSBackend:
+    """Runs each step as a DBOS step of the current workflow.
+
+    Args:
+        run_id: The run (the workflow id).
+        replay_script: The model answers from a script (`ScriptedModel`): a replayed model step
+            asks it again (and keeps the checkpoint), so the script stands where the run's
+            history does when the first step that is not a checkpoint asks it.
+    """
+
+    def __init__(self, run_id: str, *, replay_script: bool = False) -> None:
         self.run_id = run_id
+        self.replay_script = replay_script
         self._tool_steps = 0
 
     async def model_step(self, step: Callable[[], Awaitable[Completion]]) -> Completion:
+        ran = False
+
         async def checkpointed() -> str:
+            nonlocal ran
+            ran = True
             return _dump_completion(await step())
 
-        return load_completion(await DBOS.run_step_async({"name": "model"}, checkpointed))
+        data = await DBOS.run_step_async({"name": "model"}, checkpointed)
+        if not ran and self.replay_script:
+            # An offline script has no side effects: asking it moves it past the answer the
+            # checkpoint holds, which a recovered process's fresh script has not given yet.
+            await step()
+        return load_completion(data)
 
     def tool_step(
         self, call: ToolCallBlock, step: Callable[[str], Awaitable[ToolResultMessage]]
@@ -275,7 +228,7 @@ class _DBOSBackend:
         return asyncio.ensure_future(run())
 
 
-def _merge(first: _loop.RunResult, later: _loop.RunResult, start: int) -> _loop.RunResult:
+def _merge(first: RunResult, later: RunResult, start: int) -> RunResult:
     """One result for a run that paused and went on inside the same workflow."""
     totals = (first.cost.total, later.cost.total)
     cost = (
@@ -307,7 +260,7 @@ class DurableAgent:
     """
 
     def __init__(
-        self, agent: Any, *, name: str, approval_wait: float = _DEFAULT_APPROVAL_WAIT
+        self, agent: Agent, *, name: str, approval_wait: float = _DEFAULT_APPROVAL_WAIT
     ) -> None:
         self.agent = agent
         self.name = name
@@ -332,15 +285,14 @@ class DurableAgent:
     ) -> str:
         run_id = DBOS.workflow_id
         assert run_id is not None
-        config = dataclasses.replace(
-            self.agent._loop_config(None, ()),  # pyright: ignore[reportPrivateUsage]
-            backend=_DBOSBackend(run_id),
-        )
+        config = self.agent.loop_config()
+        backend = _DBOSBackend(run_id, replay_script=_scripted(config.model))
+        config = dataclasses.replace(config, backend=backend)
         past = load_history(history) if history is not None else None
-        result = await _loop.run(config, prompt, past, approvals=approvals, results=results)
+        result = await run_loop(config, prompt, past, approvals=approvals, results=results)
         start = len(result.messages) - len(result.new_messages)
         while result.pending and self.approval_wait > 0:
-            await DBOS.set_event_async(PENDING, _dump_result(result))
+            await DBOS.set_event_async(PENDING, result.to_json())
             decision = await DBOS.recv_async(DECISIONS, timeout_seconds=self.approval_wait)
             # Cleared as soon as the wait ends, so no one reads the old pause as current (and
             # decides it a second time) while the run goes on. A run that never paused has
@@ -348,7 +300,7 @@ class DurableAgent:
             await DBOS.set_event_async(PENDING, None)
             if decision is None:
                 break
-            later = await _loop.run(
+            later = await run_loop(
                 config,
                 None,
                 result.messages,
@@ -356,7 +308,7 @@ class DurableAgent:
                 results=decision.get("results") or {},
             )
             result = _merge(result, later, start)
-        return _dump_result(result)
+        return result.to_json()
 
     async def start(
         self,
@@ -404,7 +356,7 @@ class DurableAgent:
         history: Sequence[Message] | None = None,
         approvals: Mapping[str, bool | str] | None = None,
         results: Mapping[str, Any] | None = None,
-    ) -> _loop.RunResult:
+    ) -> RunResult:
         """Start the run (or join it) and wait for its result; see `Agent.run`."""
         # The handle of a run this process executes awaits it; one found by id would poll the
         # database (a second at a time), which made every run last at least a second.
@@ -412,4 +364,6 @@ class DurableAgent:
             handle: WorkflowHandleAsync[str] = await DBOS.start_workflow_async(
                 self._workflow, *workflow_args(prompt, history, approvals, results)
             )
-        return load_result(await handle.get_result())
+        return RunResult.from_json(
+            await handle.get_result(), output_type=self.agent.config.output_type
+        )

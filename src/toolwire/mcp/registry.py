@@ -18,7 +18,7 @@ from .sampling import Sampler
 
 if TYPE_CHECKING:
     from .._config import RunOptions
-    from .._loop import RunResult
+    from .._run_result import RunResult
     from ..models.base import Model
 
 __all__ = [
