@@ -361,3 +361,66 @@ async def test_the_retry_option_wraps_the_model_in_a_retry_policy() -> None:
     assert result.text == "fine"
     response = next(e for e in seen if e.type == "model.response")
     assert [a.ok for a in response.completion.attempts] == [False, True]
+
+
+def _chat_reply(text: str) -> Any:
+    from recordings.replay import Reply
+
+    return Reply.of_json(
+        200,
+        {
+            "id": "chatcmpl-key",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+        },
+    )
+
+
+async def test_a_model_named_by_a_string_takes_its_key_and_endpoint_on_the_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from recordings.replay import ReplayServer
+    from toolwire.errors import MissingApiKeyError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    # The message a newcomer sees names the keyword the agent takes...
+    with pytest.raises(MissingApiKeyError, match=r"pass api_key=\.\.\."):
+        Agent("openai:gpt-4o-mini")
+    # ...and the agent takes it: the key and endpoint reach the request.
+    with ReplayServer([_chat_reply("hi")]) as server:
+        agent = Agent("openai:gpt-4o-mini", api_key="sk-agent", base_url=server.base_url + "/v1")
+        try:
+            result = await agent.run("hello")
+        finally:
+            await agent.model.aclose()  # type: ignore[attr-defined]
+    assert result.text == "hi"
+    (request,) = server.received
+    assert request.headers["authorization"] == "Bearer sk-agent"
+    assert request.path == "/v1/chat/completions"
+
+
+def test_model_options_for_a_built_model_are_refused_with_the_fix() -> None:
+    with pytest.raises(
+        TypeError, match=r"api_key= configure a model named by a string.*ScriptedModel"
+    ):
+        Agent(ScriptedModel(), api_key="sk-x")
+    with pytest.raises(TypeError, match="unknown run option 'api_keys'"):
+        Agent("test", api_keys="sk-x")  # type: ignore[call-arg]
+
+
+def test_loop_config_is_public_and_fresh_per_run() -> None:
+    agent = Agent(ScriptedModel(), deps="configured")
+    config = agent.loop_config()
+    assert config.deps == "configured" and config.backend is None and config.stream_sink is None
+    assert agent.loop_config(deps="mine").deps == "mine"
+    assert agent.loop_config() is not config

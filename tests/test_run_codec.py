@@ -216,3 +216,35 @@ def test_what_is_not_a_result_is_refused() -> None:
         RunResult.from_json('{"text": "x"}')
     with pytest.raises(ValueError, match="does not fit the output type"):
         RunResult.from_json(full_result().to_json(), output_type=Point)
+
+
+def test_a_result_stored_before_the_codec_still_reads() -> None:
+    # What durable runs stored as their result (and paused state) before the codec existed.
+    old = {
+        "messages": [
+            {"kind": "user", "content": [{"kind": "text", "text": "hi"}]},
+            {"kind": "assistant", "parts": [{"kind": "text", "text": "hello"}]},
+        ],
+        "start": 0,
+        "usage": {"input_tokens": 3, "output_tokens": 1, "requests": 1},
+        "cost": {"total": "0.5", "reason": None},
+        "trace": [
+            {
+                "call_id": "c1",
+                "name": "add",
+                "arguments": "{}",
+                "result": "2",
+                "is_error": False,
+                "duration": 0.1,
+                "iteration": 1,
+            }
+        ],
+        "stop_reason": "completed",
+        "pending": [{"id": "c2", "name": "add", "arguments": "{}", "reason": "approval"}],
+        "iterations": 1,
+    }
+    loaded = RunResult.from_json(json.dumps(old))
+    assert loaded.text == "hello" and loaded.new_messages == loaded.messages
+    assert loaded.cost.total == Decimal("0.5") and loaded.usage.input_tokens == 3
+    assert loaded.trace[0].result == "2" and loaded.pending[0].call.id == "c2"
+    assert loaded.output is None

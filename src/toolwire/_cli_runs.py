@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._cli_agent import CliError, preview
-from ._run_result import RunResult
+from ._run_result import RunResult, dump_result
 from .messages import (
     AssistantMessage,
     Message,
@@ -326,17 +326,8 @@ def show(
     info, waiting, result, messages = anyio.run(main)
     if as_json:
         data = _info_json(info, waiting)
-        data["result"] = (
-            None
-            if result is None
-            else {
-                "text": result.text,
-                "stop_reason": result.stop_reason,
-                "iterations": result.iterations,
-                "input_tokens": result.usage.input_tokens,
-                "output_tokens": result.usage.output_tokens,
-            }
-        )
+        # The whole result, as the run codec writes it (`RunResult.from_json` reads it back).
+        data["result"] = None if result is None else dump_result(result)
         data["messages"] = json.loads(dump_history(messages))
         out.print_json(json.dumps(data))
         return

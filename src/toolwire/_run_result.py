@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeAlias, cast
 import pydantic
 import pydantic_core
 
-from .computer import ComputerCall
+from .computer import ComputerCall, is_computer_call
 from .errors import ToolError
 from .messages import (
     AssistantMessage,
@@ -32,7 +32,7 @@ from .models.base import ToolCall
 from .output import OutputType
 from .usage import Cost, Usage
 
-__all__ = ["PendingCall", "RunResult", "StopReason", "TraceEntry"]
+__all__ = ["PendingCall", "RunResult", "StopReason", "TraceEntry", "dump_result", "load_result"]
 
 StopReason: TypeAlias = Literal[
     "completed",
@@ -291,9 +291,43 @@ def load_output(stored: Mapping[str, Any] | None, output_type: Any) -> Any:
     raise ValueError("the stored output does not fit the output type: " + "; ".join(problems))
 
 
+def _legacy(raw: Mapping[str, Any]) -> RunResult:
+    """A result stored by toolwire before the codec (durable runs of round 2): no output, no
+    refusal, the new messages as where they start, the pending calls without their request."""
+    messages = load_history(json.dumps(raw["messages"]))
+    last = messages[-1] if messages else None
+    completed = raw["stop_reason"] == "completed" and isinstance(last, AssistantMessage)
+    requests = {
+        p.id: ComputerCall.from_block(p)
+        for p in (last.parts if isinstance(last, AssistantMessage) else ())
+        if isinstance(p, ServerToolCallBlock) and is_computer_call(p)
+    }
+    total = raw["cost"]["total"]
+    return RunResult(
+        text=last.text if completed and isinstance(last, AssistantMessage) else "",
+        messages=messages,
+        new_messages=messages[raw["start"] :],
+        usage=Usage(**raw["usage"]),
+        cost=Cost(None if total is None else Decimal(total), raw["cost"]["reason"]),
+        trace=[TraceEntry(**t) for t in raw["trace"]],
+        stop_reason=raw["stop_reason"],
+        pending=[
+            PendingCall(
+                ToolCall(p["id"], p["name"], p["arguments"]),
+                p["reason"],
+                requests.get(p["id"]) if p["reason"] == "computer" else None,
+            )
+            for p in raw["pending"]
+        ],
+        iterations=raw["iterations"],
+    )
+
+
 def load_result(raw: Mapping[str, Any], output_type: Any = None) -> RunResult:
-    """A `RunResult` from what `dump_result` wrote."""
+    """A `RunResult` from what `dump_result` wrote (or what durable runs stored before it)."""
     try:
+        if "start" in raw and "new_messages" not in raw:
+            return _legacy(raw)
         messages = load_history(json.dumps(raw["messages"]))
         usage: Mapping[str, Any] = raw["usage"]
         cost: Mapping[str, Any] = raw["cost"]

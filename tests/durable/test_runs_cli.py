@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import pytest
 
+from toolwire import RunResult
 from toolwire.cli import main
 from toolwire.durable import RunClient
 from toolwire.messages import ToolResultMessage
@@ -218,6 +219,8 @@ def test_list_and_show_a_finished_run_and_one_waiting_for_approval(db: str, work
     assert done["state"] == "succeeded"
     assert done["result"]["text"] == "done: 1 call(s), last: charged a"
     assert done["result"]["stop_reason"] == "completed"
+    # The whole result, in the run codec's form: it reads back as a RunResult.
+    assert RunResult.from_json(done["result"]).text == done["result"]["text"]
     assert [m["kind"] for m in done["messages"]] == [
         "user",
         "assistant",

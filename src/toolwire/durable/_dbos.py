@@ -6,7 +6,8 @@ finished return their checkpoint without running again; the step that was runnin
 process died runs once more, which is why tools get `ToolContext.idempotency_key`.
 
 Checkpoints are toolwire's own JSON (the history's round-trip format), not pickles, so a worker
-of a newer toolwire still reads them.
+of a newer toolwire still reads them; a run's result and its paused state are written with the
+run codec (`RunResult.to_json`), which keeps every field.
 """
 
 from __future__ import annotations
