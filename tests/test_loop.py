@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from decimal import Decimal
@@ -730,3 +731,50 @@ async def test_closing_a_model_leaves_a_callers_own_client_open() -> None:
     await AnthropicModel("claude-sonnet-4-5", client=anthropic_client).aclose()
     assert not anthropic_client.is_closed()
     await anthropic_client.close()
+
+
+@dataclasses.dataclass
+class Total:
+    total: int
+
+
+class SeamOnly:
+    """A model with nothing but the one seam the loop calls: `send` and `send_stream`."""
+
+    provider = "test"
+    model_name = "seam"
+    native_output = True
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, ModelRequest]] = []
+
+    async def send(self, request: ModelRequest) -> Completion:
+        self.requests.append(("send", request))
+        return self._answer(request)
+
+    async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(("send_stream", request))
+        yield TextDelta("{")
+        yield CompletionDone(self._answer(request))
+
+    @staticmethod
+    def _answer(request: ModelRequest) -> Completion:
+        text = '{"total": 5}' if request.output is not None else "plain"
+        return Completion(message=AssistantMessage(parts=[TextBlock(text)]))
+
+
+async def test_the_loop_calls_a_model_only_through_send_with_the_output_in_the_request() -> None:
+    model = SeamOnly()
+    agent = Agent(model, output_type=Total, output_mode="native")  # type: ignore[arg-type]
+    result = await agent.run("2 + 3?")
+    assert result.output == Total(5)
+    async with agent.run_stream("2 + 3?") as stream:
+        async for _ in stream:
+            pass
+    assert stream.result.output == Total(5)
+    plain = await Agent(model).run("hi")  # type: ignore[arg-type]
+    assert plain.text == "plain"
+    how = [(way, request.output is not None) for way, request in model.requests]
+    assert how == [("send", True), ("send_stream", True), ("send", False)]
+    # The request value carries the history the loop holds, the prompt as its last turn.
+    assert model.requests[-1][1].messages[-1].text == "hi"

@@ -70,3 +70,5 @@ def test_a_scripted_run_recovered_after_a_kill_goes_on_from_its_history(
     effects = (tmp_path / "effects").read_text().split()
     assert effects[0::2] == ["a", "b"]
     assert effects[1].startswith("script-1:1:") and effects[3].startswith("script-1:2:")
+    # The recovery went by without a word from DBOS (it warns by default).
+    assert "dbos" not in log.read_text() and "WARNING" not in log.read_text()
