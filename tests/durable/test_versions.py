@@ -29,7 +29,12 @@ def test_a_new_version_leaves_an_old_run_to_a_worker_of_its_version(tmp_path: Pa
     # Same worker id, new version: launch() picks the runs to recover (by id AND version)
     # before the worker says it is ready, and finds none.
     upgraded = Worker(
-        "serve", db, "local", str(tmp_path), log=log, env={"TOOLWIRE_TEST_APP_VERSION": "v2"}
+        "serve",
+        db,
+        "local",
+        str(tmp_path),
+        log=log,
+        env={"TOOLWIRE_TEST_APP_VERSION": "v2", "TOOLWIRE_TEST_DBOS_LOG_LEVEL": "INFO"},
     )
     upgraded.wait_for("ready")
     info = anyio.run(_info, db, run_id)

@@ -177,7 +177,9 @@ async def main() -> None:
         EXECUTOR = run_id
         # A deployment of a new version (tests/durable/test_versions.py) names another one.
         version = os.environ.get("TOOLWIRE_TEST_APP_VERSION", "toolwire-1")
-        launch(db, executor_id=EXECUTOR, application_version=version)
+        # DBOS is quiet by default; a test reading its log asks for it.
+        level = os.environ.get("TOOLWIRE_TEST_DBOS_LOG_LEVEL", "ERROR")
+        launch(db, executor_id=EXECUTOR, application_version=version, log_level=level)
         print("ready", flush=True)
         await anyio.sleep_forever()
     if mode == "decide":
