@@ -215,16 +215,14 @@ async def test_a_cancelled_streaming_request_is_closed_before_the_run_ends() -> 
         provider = "test"
         model_name = "streamer"
 
-        async def complete(self, prompt: str | None = None, **kwargs: Any) -> Completion:
+        async def send(self, request: Any) -> Completion:
             return Completion(message=AssistantMessage(parts=[TextBlock("x")]))
 
-        async def stream_complete(
-            self, prompt: str | None = None, **kwargs: Any
-        ) -> AsyncIterator[StreamEvent]:
+        async def send_stream(self, request: Any) -> AsyncIterator[StreamEvent]:
             try:
                 for i in range(10_000):
                     yield TextDelta(f"w{i} ")
-                yield CompletionDone(await self.complete())
+                yield CompletionDone(await self.send(request))
             finally:
                 state.append("closed")
 
@@ -477,13 +475,11 @@ async def test_usage_the_price_tables_refuse_gives_an_unknown_cost_not_a_crash()
         provider = "openai"
         model_name = "gpt-4o"
 
-        async def complete(self, prompt: str | None = None, **kwargs: Any) -> Completion:
+        async def send(self, request: Any) -> Completion:
             return Completion(message=message, usage=usage, model="gpt-4o")
 
-        async def stream_complete(
-            self, prompt: str | None = None, **kwargs: Any
-        ) -> AsyncIterator[StreamEvent]:
-            yield CompletionDone(await self.complete(prompt, **kwargs))
+        async def send_stream(self, request: Any) -> AsyncIterator[StreamEvent]:
+            yield CompletionDone(await self.send(request))
 
     result = await Agent(Odd(), max_cost=1.0).run("hi")  # type: ignore[arg-type]
     assert result.text == "hi"

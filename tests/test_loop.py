@@ -530,9 +530,9 @@ class PricedModel:
     provider = "openai"
     model_name = "gpt-4o"
 
-    async def complete(self, prompt: str | None = None, **kwargs: Any) -> Completion:
+    async def send(self, request: ModelRequest) -> Completion:
         message = AssistantMessage(
-            parts=[ToolCallBlock(id=f"c{id(kwargs)}", name="add", arguments='{"a": 1, "b": 2}')],
+            parts=[ToolCallBlock(id=f"c{id(request)}", name="add", arguments='{"a": 1, "b": 2}')],
             provider="openai",
         )
         return Completion(
@@ -542,10 +542,8 @@ class PricedModel:
             model="gpt-4o",
         )
 
-    async def stream_complete(
-        self, prompt: str | None = None, **kwargs: Any
-    ) -> AsyncIterator[StreamEvent]:
-        yield CompletionDone(await self.complete(prompt, **kwargs))
+    async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        yield CompletionDone(await self.send(request))
 
 
 async def test_cost_is_priced_and_budgeted() -> None:
@@ -682,16 +680,12 @@ async def test_custom_model_protocol_with_mapping_settings() -> None:
         provider = "test"
         model_name = "echo"
 
-        async def complete(
-            self, prompt: str | None = None, *, settings: Any = None, **kwargs: Any
-        ) -> Completion:
-            captured.append(settings)
+        async def send(self, request: ModelRequest) -> Completion:
+            captured.append(request.settings)
             return Completion(message=AssistantMessage(parts=[TextBlock("echo")]))
 
-        async def stream_complete(
-            self, prompt: str | None = None, **kwargs: Any
-        ) -> AsyncIterator[StreamEvent]:
-            yield CompletionDone(await self.complete(prompt, **kwargs))
+        async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            yield CompletionDone(await self.send(request))
 
     result = await Agent(Echo(), settings={"max_tokens": 5}).run("hi")  # type: ignore[arg-type]
     assert result.text == "echo"

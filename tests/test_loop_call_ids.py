@@ -6,8 +6,7 @@ use a model implementing only the `Model` protocol, so nothing but the loop chec
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Sequence
 
 import anyio
 import pytest
@@ -30,11 +29,9 @@ from toolwire import (
 from toolwire.models.base import (
     CompletionDone,
     ModelBase,
-    ModelSettings,
+    ModelRequest,
     StreamEvent,
-    ToolChoice,
 )
-from toolwire.tools import ToolLike
 
 pytestmark = pytest.mark.anyio
 
@@ -60,27 +57,11 @@ class BareModel:
         message = self.turns.pop(0)
         return Completion(message=message, usage=Usage(10, 5, requests=1), model=message.model)
 
-    async def complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> Completion:
-        return self._next(history)
+    async def send(self, request: ModelRequest) -> Completion:
+        return self._next(request.messages)
 
-    async def stream_complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        yield CompletionDone(self._next(history))
+    async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        yield CompletionDone(self._next(request.messages))
 
 
 def calls_turn(*ids: str) -> AssistantMessage:

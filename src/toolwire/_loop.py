@@ -39,7 +39,6 @@ from .models.base import (
     Completion,
     CompletionDone,
     Model,
-    ModelBase,
     ModelRequest,
     ModelSettings,
     OutputSpec,
@@ -533,50 +532,23 @@ class _Run:
         self, tools: list[ToolLike], choice: ToolChoice, native: OutputSpec | None
     ) -> Completion:
         config = self.config
-        if native is not None:
-            return await self._ask_for_output(tools, choice, native)
-        if config.stream_sink is not None:
-            return await self._ask_streaming(tools, choice)
-        return await config.model.complete(
+        request = ModelRequest.build(
             None,
             history=self.messages,
             tools=tools,
             tool_choice=choice,
             settings=config.settings,
+            output=native,
         )
+        if config.stream_sink is not None:
+            return await self._ask_streaming(config.model.send_stream(request))
+        return await config.model.send(request)
 
-    async def _ask_for_output(
-        self, tools: list[ToolLike], choice: ToolChoice, spec: OutputSpec
-    ) -> Completion:
-        # A native structured answer travels in the request value, which only ModelBase takes.
-        config = self.config
-        request = ModelRequest.build(
-            None, history=self.messages, tools=tools, tool_choice=choice, settings=config.settings
-        )
-        request.output = spec
-        model = cast(ModelBase, config.model)
-        if config.stream_sink is None:
-            return await model.send(request)
-        return await self._ask_streaming(tools, choice, model.send_stream(request))
-
-    async def _ask_streaming(
-        self,
-        tools: list[ToolLike],
-        choice: ToolChoice,
-        events: AsyncIterator[StreamEvent] | None = None,
-    ) -> Completion:
+    async def _ask_streaming(self, events: AsyncIterator[StreamEvent]) -> Completion:
         config = self.config
         sink = config.stream_sink
         assert sink is not None
         completion: Completion | None = None
-        if events is None:
-            events = config.model.stream_complete(
-                None,
-                history=self.messages,
-                tools=tools,
-                tool_choice=choice,
-                settings=config.settings,
-            )
         try:
             async for event in events:
                 if isinstance(event, CompletionDone):
