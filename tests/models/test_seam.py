@@ -4,13 +4,15 @@ offline model and wrapper refuses the same mistakes the same way, before any req
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 
+import anyio
 import pytest
 
 from recordings.replay import ReplayServer
 from toolwire import tool, web_search
-from toolwire.errors import UnsupportedError
+from toolwire.errors import ModelConnectionError, UnsupportedError
 from toolwire.messages import AssistantMessage, TextBlock
 from toolwire.middleware import ToolWrapper
 from toolwire.models import FallbackModel, FunctionModel, RetryModel, ScriptedModel, TestModel
@@ -238,3 +240,25 @@ async def test_provider_name_and_repr_come_from_the_base() -> None:
     assert repr(ScriptedModel(model_name="s")) == "ScriptedModel('s', provider='test')"
     for model in (chat, claude, mistral):
         await model.aclose()
+
+
+@pytest.mark.parametrize("name", sorted(set(ADAPTERS) - {"vertex"}))  # vertex asks for credentials
+async def test_every_adapter_maps_a_refused_connection_the_same_way_plain_and_streamed(
+    name: str,
+) -> None:
+    # One hook (`map_error`) maps the SDK's failure for both kinds of call.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = ADAPTERS[name](f"http://127.0.0.1:{port}")
+    request = ModelRequest.build("hi")
+    try:
+        with anyio.fail_after(30):
+            with pytest.raises(ModelConnectionError) as plain:
+                await model.send(request)
+            with pytest.raises(ModelConnectionError) as streamed:
+                async for _ in model.send_stream(request):
+                    pass
+    finally:
+        await getattr(model, "aclose")()  # noqa: B009
+    assert plain.value.provider == streamed.value.provider == model.provider

@@ -207,6 +207,7 @@ class GeminiModel(OwnsClient, ModelBase):
             )
         except Exception as exc:
             raise self.map_error(exc) from exc
+        received = False
         try:
             while True:
                 try:
@@ -214,7 +215,10 @@ class GeminiModel(OwnsClient, ModelBase):
                 except StopAsyncIteration:
                     break
                 except Exception as exc:
-                    raise self.map_error(exc, streaming=True) from exc
+                    # The SDK connects on the first read: a failure before any chunk came is an
+                    # unreachable provider, as for a plain call, not a cut answer.
+                    raise self.map_error(exc, streaming=received) from exc
+                received = True
                 for event in assembler.feed(chunk):
                     yield event
         finally:
