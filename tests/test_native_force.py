@@ -123,7 +123,7 @@ async def test_groq_compound_models_refuse_required_but_gpt_oss_takes_it() -> No
     request = gpt_oss.prepare(
         ModelRequest.build("hi", tools=[web_search()], tool_choice="required")
     )
-    body = gpt_oss.request_body(request)  # type: ignore[attr-defined]
+    body = gpt_oss.wire_request(request)
     assert body["tool_choice"] == "required" and body["tools"] == [{"type": "browser_search"}]
 
 
@@ -202,7 +202,7 @@ def test_mistral_required_is_sent_as_any_through_the_conversations_api() -> None
     model = MistralModel("mistral-large-latest", api_key="k")
     request = model.prepare(ModelRequest.build("hi", tools=[web_search()], tool_choice="required"))
     conversations: Any = model.conversations()
-    kwargs = conversations.request_kwargs(request)
+    kwargs = conversations.wire_request(request)
     assert kwargs["completion_args"]["tool_choice"] == "any"
     assert kwargs["tools"] == [{"type": "web_search"}]
 

@@ -187,21 +187,22 @@ class _Run:
     async def _request(
         self, tools: list[ToolLike], choice: ToolChoice, native: OutputSpec | None
     ) -> Completion:
-        # The one way to call a model: a request value through `send` / `send_stream`.
         config = self.config
         request = ModelRequest.build(
-            None, history=self.messages, tools=tools, tool_choice=choice, settings=config.settings
+            None,
+            history=self.messages,
+            tools=tools,
+            tool_choice=choice,
+            settings=config.settings,
+            output=native,
         )
-        request.output = native
-        model = config.model
-        # The ignores go once `send` / `send_stream` are the `Model` protocol (the seam branch);
-        # every model has them today, through `ModelBase`.
-        if config.stream_sink is None:
-            return await model.send(request)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
-        return await self._ask_streaming(model.send_stream(request))  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        if config.stream_sink is not None:
+            return await self._ask_streaming(config.model.send_stream(request))
+        return await config.model.send(request)
 
     async def _ask_streaming(self, events: AsyncIterator[StreamEvent]) -> Completion:
-        sink = self.config.stream_sink
+        config = self.config
+        sink = config.stream_sink
         assert sink is not None
         completion: Completion | None = None
         try:

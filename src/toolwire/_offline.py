@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .messages import AssistantMessage, Message, ToolResultMessage, UserMessage
-from .models.testing import FunctionModel, ModelRequest, Reply, example_arguments
+from .models.testing import FunctionModel, PreparedRequest, Reply, example_arguments
 from .tools import Tool
 
 __all__ = ["OFFLINE_DESCRIPTION", "find_values", "offline_model", "plan_calls"]
@@ -148,7 +148,7 @@ def plan_calls(prompt: str, tools: Sequence[Tool]) -> list[tuple[str, dict[str, 
     return matched or callable_
 
 
-def _reply(messages: list[Message], request: ModelRequest) -> Reply:
+def _reply(messages: list[Message], request: PreparedRequest) -> Reply:
     results: list[ToolResultMessage] = []
     prompt = ""
     for message in reversed(messages):

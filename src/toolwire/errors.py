@@ -45,10 +45,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .models.base import Attempt
+from ._attempts import Attempt
 
 __all__ = [
     "ArgumentProblem",

@@ -36,7 +36,7 @@ from ._arguments import NullDropper
 from ._schema import problems_from_validation_error, value_adapter, value_schema
 from ._validate import SchemaValidator
 from .computer import answerable_calls
-from .errors import ArgumentProblem, OutputValidationError, UnsupportedError
+from .errors import ArgumentProblem, ModelResponseError, OutputValidationError, UnsupportedError
 from .messages import (
     Message,
     SystemMessage,
@@ -44,16 +44,13 @@ from .messages import (
     ToolResultMessage,
     UserMessage,
 )
-from .models.base import (
-    Completion,
-    CompletionDone,
+from .models._completion import Completion, CompletionDone, StreamEvent, TextDelta, ToolCallDelta
+from .models._request import (
+    Model,
     ModelRequest,
     ModelSettings,
     OutputMode,
     OutputSpec,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
     request_messages,
 )
 from .results import TextPart
@@ -325,7 +322,7 @@ def _unfenced(data: str | bytes, *, partial: bool = False) -> str:
 # --- the request -----------------------------------------------------------------------------
 
 
-def resolve_mode(model: Any, mode: OutputMode | Literal["auto"]) -> OutputMode:
+def resolve_mode(model: Model, mode: OutputMode | Literal["auto"]) -> OutputMode:
     """`auto` as native where the model has native structured output, else tool."""
     if mode != "auto":
         return mode
@@ -420,7 +417,7 @@ def _as_output(output_type: Any) -> OutputType[Any]:
 
 
 def _build(
-    model: Any,
+    model: Model,
     output: OutputType[Any],
     mode: OutputMode | Literal["auto"],
     prompt: str | None,
@@ -486,7 +483,7 @@ def _answered_calls(completion: Completion, call_id: str | None) -> list[Message
 
 
 async def parse(
-    model: Any,
+    model: Model,
     prompt: str | None,
     output_type: type[T] | OutputType[T] | Mapping[str, Any],
     *,
@@ -543,7 +540,7 @@ async def parse(
 
 
 async def stream_parse(
-    model: Any,
+    model: Model,
     prompt: str | None,
     output_type: type[T] | OutputType[T] | Mapping[str, Any],
     *,
@@ -575,8 +572,6 @@ async def stream_parse(
                 last = value
                 yield PartialOutput(value)
     if completion is None:
-        from .errors import ModelResponseError
-
         raise ModelResponseError("the model's stream ended without a completion")
     messages = [*request.messages, completion.message]
     refusal = refusal_of(completion)
@@ -617,7 +612,7 @@ class RunOutput:
     """
 
     def __init__(
-        self, output_type: Any, mode: OutputMode | Literal["auto"], retries: int, model: Any
+        self, output_type: Any, mode: OutputMode | Literal["auto"], retries: int, model: Model
     ) -> None:
         self.output = _as_output(output_type)
         self.mode = resolve_mode(model, mode)

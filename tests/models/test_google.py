@@ -401,7 +401,7 @@ def test_another_providers_turn_goes_without_state() -> None:
         turn,
         ToolResultMessage.from_result("toolu_1", "lookup", __import__("toolwire").text_result("a")),
     ]
-    contents, _ = made.request_parts(ModelRequest(messages=history))
+    contents, _ = made.wire_request(made.prepare(ModelRequest(messages=history)))
     parts = contents[1]["parts"]
     assert [p["text"] for p in parts if "text" in p] == ["Let me look."]
     assert all("thought" not in p for p in parts)
@@ -469,8 +469,8 @@ def test_state_written_through_the_gemini_api_is_not_replayed_to_vertex() -> Non
     history: list[Message] = [UserMessage.of("hi"), turn]
     on_vertex = vertex("gemini-2.5-flash", project="p", credentials=Credentials(token="t"))
     on_gemini = gemini("gemini-2.5-flash", api_key="k")
-    foreign, _ = on_vertex.request_parts(ModelRequest(messages=history))
-    own, _ = on_gemini.request_parts(ModelRequest(messages=history))
+    foreign, _ = on_vertex.wire_request(on_vertex.prepare(ModelRequest(messages=history)))
+    own, _ = on_gemini.wire_request(on_gemini.prepare(ModelRequest(messages=history)))
     assert foreign[1]["parts"] == [
         {
             "function_call": {"id": "a", "name": "lookup", "args": {}},

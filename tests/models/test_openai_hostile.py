@@ -469,7 +469,6 @@ async def test_tool_choice_and_parallel_tool_calls_mapping() -> None:
             None,
             {"type": "allowed_tools", "mode": "auto"},
         ),
-        ("validated", None, "validated"),
     ]
     with ReplayServer([answer() for _ in cases] + [answer()]) as server:
         model = connect(server)

@@ -370,7 +370,7 @@ async def test_web_search_items_citations_and_their_replay() -> None:
     # message by its id with its annotations.
     follow = ModelRequest.build("And in Brazil?", history=[*request.messages, completion.message])
     follow.native_tools = [{"type": "web_search"}]
-    sent = model.request_body(follow)["input"]
+    sent = model.wire_request(model.prepare(follow))["input"]
     assert sent[0] == {"role": "user", "content": "Give me the top 3 news in the world today"}
     assert sent[1:14] == output[:13]
     message = sent[14]

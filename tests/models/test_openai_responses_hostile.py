@@ -475,7 +475,7 @@ def loose(query: str) -> str:
 
 def body_of(model: OpenAIResponsesModel, prompt: str = "go", **kwargs: Any) -> dict[str, Any]:
     request = ModelRequest.build(prompt, **kwargs)
-    return model.request_body(request)
+    return model.wire_request(model.prepare(request))
 
 
 def offline(name: str = "gpt-4o", **options: Any) -> OpenAIResponsesModel:
@@ -510,10 +510,10 @@ async def test_tools_state_strictness_and_tool_choice_maps() -> None:
     raw = {"type": "allowed_tools", "mode": "required", "tools": [{"type": "web_search"}]}
     request = ModelRequest.build("go", tools=[lookup], tool_choice=raw)
     request.native_tools = [{"type": "web_search"}]
-    body = model.request_body(request)
+    body = model.wire_request(model.prepare(request))
     assert body["tool_choice"] == raw and body["tools"][1] == {"type": "web_search"}
     request.tool_choice = "web_search"
-    assert model.request_body(request)["tool_choice"] == {"type": "web_search"}
+    assert model.wire_request(model.prepare(request))["tool_choice"] == {"type": "web_search"}
     with pytest.raises(UnsupportedError, match="names no tool"):
         body_of(model, tools=[lookup], tool_choice="nonexistent")
     with pytest.raises(UnsupportedError, match="no tools"):
@@ -551,7 +551,7 @@ async def test_user_parts_tool_results_and_instructions() -> None:
         ),
         SystemMessage("Still brief."),
     ]
-    body = model.request_body(ModelRequest.build(None, history=history))
+    body = model.wire_request(model.prepare(ModelRequest.build(None, history=history)))
     assert body["instructions"] == "Be brief.\n\nStill brief."
     parts = body["input"][0]["content"]
     assert [p["type"] for p in parts] == ["input_text", "input_image", "input_file", "input_file"]

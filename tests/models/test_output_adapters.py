@@ -151,7 +151,7 @@ def test_openai_responses_asks_through_text_format() -> None:
     from toolwire.models.openai_responses import OpenAIResponsesModel
 
     model = OpenAIResponsesModel("gpt-test", api_key="k")
-    body = model.request_body(native_request(model))
+    body = model.wire_request(native_request(model))
     fmt = body["text"]["format"]
     assert fmt["type"] == "json_schema" and fmt["name"] == "Weather" and fmt["strict"] is True
     assert fmt["schema"]["additionalProperties"] is False
@@ -161,7 +161,7 @@ def test_gemini_asks_for_json_with_the_schema() -> None:
     from toolwire.models.google import gemini
 
     model = gemini("gemini-2.5-flash", api_key="not-used")
-    _, config = model.request_parts(native_request(model))
+    _, config = model.wire_request(native_request(model))
     assert config["response_mime_type"] == "application/json"
     assert set(config["response_json_schema"]["properties"]) == {"city", "celsius", "note"}
     assert model.native_tools_with_output
@@ -171,7 +171,7 @@ def test_mistral_asks_through_response_format() -> None:
     from toolwire.models.mistral import MistralModel
 
     model = MistralModel("mistral-large-latest", api_key="not-used")
-    kwargs = model.request_kwargs(native_request(model))
+    kwargs = model.wire_request(native_request(model))
     fmt = kwargs["response_format"]
     assert fmt["type"] == "json_schema"
     assert fmt["json_schema"]["name"] == "Weather" and fmt["json_schema"]["strict"] is True
@@ -183,4 +183,4 @@ def test_mistral_native_tools_with_a_structured_answer_are_refused_before_any_re
 
     model = MistralConversationsModel("mistral-large-latest", api_key="not-used")
     with pytest.raises(UnsupportedError, match="output_mode"):
-        model.request_kwargs(native_request(model))
+        model.wire_request(native_request(model))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
@@ -11,7 +11,6 @@ import pytest
 from toolwire import (
     Agent,
     AssistantMessage,
-    Message,
     ModelConnectionError,
     ModelHTTPError,
     ModelRequestsForbidden,
@@ -20,7 +19,6 @@ from toolwire import (
     RetryableModelError,
     ScriptedModel,
     TextBlock,
-    UnsupportedError,
     UserMessage,
     run_loop,
     tool,
@@ -40,14 +38,12 @@ from toolwire.models.base import (
     CompletionDone,
     ModelBase,
     ModelRequest,
-    ModelSettings,
     OutputSpec,
+    PreparedRequest,
     StreamEvent,
     TextDelta,
-    ToolChoice,
     forbid_model_requests,
 )
-from toolwire.tools import ToolLike
 from toolwire.usage import Usage
 
 pytestmark = pytest.mark.anyio
@@ -75,7 +71,7 @@ class Stub(ModelBase):
         self._name = name
         self._provider = provider
         self.outcomes = list(outcomes)
-        self.requests: list[ModelRequest] = []
+        self.requests: list[PreparedRequest] = []
 
     @property
     def provider(self) -> str:
@@ -85,7 +81,7 @@ class Stub(ModelBase):
     def model_name(self) -> str:
         return self._name
 
-    def _next(self, request: ModelRequest) -> Outcome:
+    def _next(self, request: PreparedRequest) -> Outcome:
         self.requests.append(request)
         if not self.outcomes:
             raise AssertionError(f"{self._name} was asked more often than scripted")
@@ -98,7 +94,7 @@ class Stub(ModelBase):
         usage = Usage(input_tokens=7, output_tokens=3, requests=1)
         return Completion(message=message, usage=usage, model=f"{self._name}-2026")
 
-    async def complete_request(self, request: ModelRequest) -> Completion:
+    async def complete_request(self, request: PreparedRequest) -> Completion:
         outcome = self._next(request)
         if isinstance(outcome, Partial):
             raise outcome.error
@@ -106,7 +102,7 @@ class Stub(ModelBase):
             raise outcome
         return self._completion(outcome)
 
-    async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_request(self, request: PreparedRequest) -> AsyncIterator[StreamEvent]:
         outcome = self._next(request)
         if isinstance(outcome, Partial):
             yield TextDelta(outcome.text)
@@ -182,31 +178,14 @@ class Plain:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.histories: list[list[Message]] = []
+        self.requests: list[ModelRequest] = []
 
-    async def complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> Completion:
-        assert prompt is None  # a wrapper passes the whole conversation as history
-        self.histories.append(list(history))
+    async def send(self, request: ModelRequest) -> Completion:
+        self.requests.append(request)
         return Completion(AssistantMessage(parts=[TextBlock(self.text)], provider="plain"))
 
-    async def stream_complete(
-        self,
-        prompt: str | None = None,
-        *,
-        history: Sequence[Message] = (),
-        tools: Sequence[ToolLike] = (),
-        tool_choice: ToolChoice = "auto",
-        settings: ModelSettings | Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        completion = await self.complete(prompt, history=history, tools=tools)
+    async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        completion = await self.send(request)
         yield TextDelta(completion.text)
         yield CompletionDone(completion)
 
@@ -220,7 +199,7 @@ async def test_a_plain_protocol_model_can_be_wrapped() -> None:
         ("stub", "a", "RetryableModelError", False),
         ("plain", "plain-1", None, False),
     ]
-    assert [[m.text for m in h] for h in plain.histories] == [["hi"]]
+    assert [[m.text for m in r.messages] for r in plain.requests] == [["hi"]]
     events = await collect(WrapperModel(Plain("one two")).stream_complete("hi"))
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "one two"
     done = events[-1]
@@ -231,14 +210,18 @@ async def test_a_plain_protocol_model_can_be_wrapped() -> None:
     assert summary(scripted.attempts)[-1] == ("test", "scripted", None, False)
 
 
-async def test_a_plain_model_cannot_take_native_tools_or_an_output_spec() -> None:
-    output = ModelRequest([UserMessage.of("hi")], output=OutputSpec("answer", {"type": "object"}))
-    native = ModelRequest([UserMessage.of("hi")], native_tools=[{"type": "web_search"}])
-    for request in (output, native):
-        with pytest.raises(UnsupportedError, match="output spec"):
-            await WrapperModel(Plain("x")).send(request)
-        with pytest.raises(UnsupportedError, match="native tools"):
-            await collect(WrapperModel(Plain("x")).send_stream(request))
+async def test_a_wrapper_hands_the_request_value_on_untouched() -> None:
+    # Native tools and an output spec are fields of the value: a wrapper neither translates nor
+    # refuses them, the model that answers decides.
+    spec = OutputSpec("answer", {"type": "object"})
+    request = ModelRequest(
+        [UserMessage.of("hi")], native_tools=[{"type": "web_search"}], output=spec
+    )
+    plain = Plain("x")
+    await RetryModel(CachedModel(plain)).send(request)
+    await collect(FallbackModel(plain).send_stream(request))
+    assert plain.requests == [request, request]
+    assert all(r is request for r in plain.requests)
 
 
 async def test_closing_a_wrapper_closes_every_wrapped_model() -> None:

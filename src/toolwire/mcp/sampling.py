@@ -38,7 +38,7 @@ from ..messages import (
     UserMessage,
     UserPart,
 )
-from ..models.base import Completion, Model, ModelSettings
+from ..models.base import Completion, Model, ModelRequest, ModelSettings
 from ..results import AudioPart, ContentPart, ImagePart, TextPart
 from ..tools import Tool, tool
 from ._content import McpProtocolError, McpToolSpec, lenient_schema, parse_part, parse_tool_spec
@@ -394,13 +394,14 @@ async def answer(sampler: Sampler | None, params: Any, server: str | None = None
     )
     with_tools = bool(request.tools)
     try:
-        completion = await model.complete(
+        asked = ModelRequest.build(
             None,
             history=history,
             tools=[_declared(spec) for spec in request.tools],
             tool_choice=request.tool_choice or "auto",
             settings=settings,
         )
+        completion = await model.send(asked)
     except Exception as exc:  # any model failure is the server's error, not the client's crash
         raise SamplingRefused(
             INTERNAL_ERROR, f"the client's model failed: {type(exc).__name__}: {exc}"

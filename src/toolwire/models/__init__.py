@@ -10,30 +10,31 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .base import (
-    Attempt,
+from .._attempts import Attempt
+from ..usage import Usage
+from ._completion import (
     CallIds,
     Completion,
     CompletionDone,
     FinishReason,
-    Model,
-    ModelBase,
-    ModelRequest,
-    ModelSettings,
-    OutputSpec,
     ReasoningDelta,
     StreamEvent,
     TextDelta,
     ToolCall,
     ToolCallDelta,
+)
+from ._guard import allow_model_requests, check_model_requests_allowed, forbid_model_requests
+from ._request import (
+    Model,
+    ModelRequest,
+    ModelSettings,
+    OutputSpec,
+    PreparedRequest,
     ToolChoice,
-    Usage,
-    allow_model_requests,
-    check_model_requests_allowed,
-    forbid_model_requests,
 )
 
 if TYPE_CHECKING:
+    from .base import ModelBase
     from .testing import FunctionModel, ScriptedModel, TestModel
     from .wrappers import (
         TRANSIENT_ERRORS,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     )
 
 _LAZY: dict[str, str] = {
+    "ModelBase": ".base",
     "FunctionModel": ".testing",
     "ScriptedModel": ".testing",
     "TestModel": ".testing",
@@ -60,7 +62,8 @@ _LAZY: dict[str, str] = {
     "WrapperModel": ".wrappers",
 }
 """Imported on first use: a run that needs neither the offline models nor the wrappers (the
-loop imports `models.base`, and so this package) does not pay for them."""
+loop imports `models.base`, and so this package) does not pay for them. `ModelBase` too: it
+builds on `toolwire.output`, which imports the request values from this package."""
 
 
 def __getattr__(name: str) -> Any:
@@ -90,6 +93,7 @@ __all__ = [
     "ModelRequest",
     "ModelSettings",
     "OutputSpec",
+    "PreparedRequest",
     "ReasoningDelta",
     "RetryModel",
     "RetryPolicy",

@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING, Any, cast
 from ..computer import anthropic_action, computer_block, is_computer_call, lift_calls
 from ..errors import (
     ModelConnectionError,
-    ModelError,
     ModelResponseError,
     UnsupportedError,
 )
@@ -81,12 +80,14 @@ from .base import (
     CompletionDone,
     ModelBase,
     ModelRequest,
+    OutputSpec,
+    PreparedRequest,
     StreamEvent,
     ToolChoice,
 )
 
 if TYPE_CHECKING:
-    from anthropic import APIStatusError, AsyncAnthropic
+    from anthropic import AsyncAnthropic
 
 __all__ = ["DEFAULT_MAX_TOKENS", "MAX_CONTINUATIONS", "AnthropicModel"]
 
@@ -153,7 +154,7 @@ class AnthropicModel(OwnsClient, ModelBase):
             )
         else:
             self._clients = LoopBoundClient(client, None)
-        self._model_name = model_name
+        super().__init__(model_name, provider=PROVIDER)
         self.max_retries = max_retries if client is None else client.max_retries
         self.max_tokens = max_tokens
         self.max_continuations = max_continuations
@@ -167,24 +168,11 @@ class AnthropicModel(OwnsClient, ModelBase):
     def _client(self) -> AsyncAnthropic:
         return self._clients.get()
 
-    @property
-    def provider(self) -> str:
-        """`"anthropic"`, as stored on the assistant turns this model writes."""
-        return PROVIDER
-
-    @property
-    def model_name(self) -> str:
-        """The model asked for, e.g. `"claude-sonnet-4-5"`."""
-        return self._model_name
-
-    def __repr__(self) -> str:
-        return f"AnthropicModel({self._model_name!r})"
-
     def body_options(self, request: ModelRequest) -> Mapping[str, Any]:
         """`settings.extra` over this model's `provider_options` (as the body merges them)."""
         return {**self.provider_options, **request.settings.extra}
 
-    async def complete_request(self, request: ModelRequest) -> Completion:
+    async def complete_request(self, request: PreparedRequest) -> Completion:
         """Ask the model; a paused turn is continued until it ends (or the limit is reached).
 
         `Completion.raw` is the response body, or the list of bodies when a turn was continued.
@@ -196,7 +184,7 @@ class AnthropicModel(OwnsClient, ModelBase):
             ModelResponseError: a response toolwire cannot use.
             UnsupportedError: a request Anthropic cannot take (e.g. forced tool use with thinking).
         """
-        wire = self._wire_request(request)
+        wire = self.wire_request(request)
         ids = CallIds("toolu")
         total = await self._send(wire, ids)
         raws: list[Any] = [total.raw]
@@ -210,13 +198,13 @@ class AnthropicModel(OwnsClient, ModelBase):
         _lift_computer_calls(total.message, wire.computer)
         return total
 
-    async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_request(self, request: PreparedRequest) -> AsyncIterator[StreamEvent]:
         """Text, reasoning and tool-call deltas, then `CompletionDone`.
 
         Tool-call deltas carry the content block's index, shifted past the earlier blocks when a
         paused turn is continued, so parallel calls never mix.
         """
-        first = wire = self._wire_request(request)
+        first = wire = self.wire_request(request)
         ids = CallIds("toolu")
         total: Completion | None = None
         raws: list[Any] = []
@@ -243,7 +231,16 @@ class AnthropicModel(OwnsClient, ModelBase):
 
     # --- requests ---------------------------------------------------------------------------
 
-    def _wire_request(self, request: ModelRequest) -> _Request:
+    def compile_output(self, output: OutputSpec) -> ToolDefinition:
+        """The answer's schema for `output_config.format`: closed objects, every property listed
+        (as OpenAI's strict mode writes it) where the schema allows, else the Anthropic dialect."""
+        try:
+            return output.definition("openai-strict")
+        except UnsupportedError:
+            return output.definition("anthropic")
+
+    def wire_request(self, request: PreparedRequest) -> _Request:
+        """The Messages API request: the model, messages, body, timeout and beta headers."""
         options = request.settings
         system, messages = _wire_messages(request.messages, self.owns)
         body: dict[str, Any] = {"max_tokens": options.max_tokens or self.max_tokens}
@@ -265,9 +262,10 @@ class AnthropicModel(OwnsClient, ModelBase):
             definitions.extend(cast(Sequence[dict[str, Any]], raw_tools))
         definitions.extend(request.native_tools)
         body.update(extra)
-        if request.output is not None:
+        if request.output_definition is not None:
             config = dict(cast(Mapping[str, Any], body.get("output_config") or {}))
-            config["format"] = {"type": "json_schema", "schema": _output_schema(request)}
+            schema = request.output_definition.parameters
+            config["format"] = {"type": "json_schema", "schema": schema}
             body["output_config"] = config
         if definitions:
             body["tools"] = definitions
@@ -291,8 +289,6 @@ class AnthropicModel(OwnsClient, ModelBase):
         return _Request(self._model_name, messages, body, timeout, betas, computer)
 
     async def _send(self, request: _Request, ids: CallIds) -> Completion:
-        from anthropic import APIConnectionError, APIStatusError, APITimeoutError
-
         try:
             client = self._client()
             if request.betas:
@@ -316,16 +312,8 @@ class AnthropicModel(OwnsClient, ModelBase):
                     timeout=request.timeout,
                 )
             payload: bytes = await response.read()
-        except APIStatusError as exc:
-            raise _status_error(exc) from exc
-        except APITimeoutError as exc:
-            raise ModelConnectionError(
-                f"Anthropic did not answer in time: {exc}", provider=PROVIDER
-            ) from exc
-        except APIConnectionError as exc:
-            raise ModelConnectionError(
-                f"Could not reach Anthropic: {exc}", provider=PROVIDER
-            ) from exc
+        except Exception as exc:
+            raise self.map_error(exc) from exc
         try:
             data = json.loads(payload)
         except ValueError:
@@ -337,9 +325,6 @@ class AnthropicModel(OwnsClient, ModelBase):
     async def _stream(
         self, request: _Request, assembler: StreamAssembler
     ) -> AsyncGenerator[StreamEvent]:
-        import httpx2
-        from anthropic import APIConnectionError, APIStatusError, APITimeoutError
-
         client = self._client()
         create: Callable[..., Any] = (
             client.beta.messages.with_streaming_response.create
@@ -361,19 +346,32 @@ class AnthropicModel(OwnsClient, ModelBase):
                     event = assembler.feed(data)
                     if event is not None:
                         yield event
-        except APIStatusError as exc:
-            raise _status_error(exc) from exc
-        except (APITimeoutError, httpx2.TimeoutException) as exc:
-            raise ModelConnectionError(
-                f"Anthropic did not answer in time: {exc}", provider=PROVIDER
-            ) from exc
-        except APIConnectionError as exc:
-            raise ModelConnectionError(
-                f"Could not reach Anthropic: {exc}", provider=PROVIDER
-            ) from exc
-        except httpx2.TransportError as exc:
+        except Exception as exc:
+            raise self.map_error(exc, streaming=True) from exc
+
+    def map_error(self, error: Exception, *, streaming: bool = False) -> Exception:
+        """The toolwire error for an `anthropic` SDK (or HTTP) failure; `error` itself for any
+        other."""
+        import httpx2
+        from anthropic import APIConnectionError, APIStatusError, APITimeoutError
+
+        if isinstance(error, APIStatusError):
+            message = error.api_message or error.message
+            headers = error.response.headers
+            return http_error(
+                error.status_code, message, provider=PROVIDER, body=error.body, headers=headers
+            )
+        if isinstance(error, APITimeoutError | httpx2.TimeoutException):
+            return ModelConnectionError(
+                f"Anthropic did not answer in time: {error}", provider=PROVIDER
+            )
+        if isinstance(error, APIConnectionError):
+            return ModelConnectionError(f"Could not reach Anthropic: {error}", provider=PROVIDER)
+        if isinstance(error, httpx2.TransportError):
             # The status line came, then the connection broke: the answer is cut, not missing.
-            raise ModelResponseError(f"The Anthropic stream was cut: {exc!r}") from exc
+            what = "stream" if streaming else "answer"
+            return ModelResponseError(f"The Anthropic {what} was cut: {error!r}")
+        return error
 
 
 @dataclass(slots=True)
@@ -459,17 +457,6 @@ def _merge(first: Completion, then: Completion) -> Completion:
     )
 
 
-def _output_schema(request: ModelRequest) -> dict[str, Any]:
-    """The answer's schema for `output_config.format`: closed objects, every property listed
-    (as OpenAI's strict mode writes it) where the schema allows, else the Anthropic dialect."""
-    output = request.output
-    assert output is not None
-    try:
-        return output.definition("openai-strict").parameters
-    except UnsupportedError:
-        return (request.output_definition or output.definition("anthropic")).parameters
-
-
 def _check_thinking(body: Mapping[str, Any]) -> None:
     thinking = body.get("thinking")
     choice = body.get("tool_choice")
@@ -485,13 +472,6 @@ def _check_thinking(body: Mapping[str, Any]) -> None:
 
 
 # --- errors ---------------------------------------------------------------------------------------
-
-
-def _status_error(exc: APIStatusError) -> ModelError:
-    """An HTTP error answer from the SDK as toolwire's error."""
-    message = exc.api_message or exc.message
-    headers = exc.response.headers
-    return http_error(exc.status_code, message, provider=PROVIDER, body=exc.body, headers=headers)
 
 
 # --- the conversation on the wire -----------------------------------------------------------------

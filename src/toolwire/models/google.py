@@ -79,7 +79,7 @@ from .base import (
     Completion,
     CompletionDone,
     ModelBase,
-    ModelRequest,
+    PreparedRequest,
     StreamEvent,
     ToolChoice,
 )
@@ -157,8 +157,7 @@ class GeminiModel(OwnsClient, ModelBase):
             self._clients = LoopBoundClient(build(), build)
         else:
             self._clients = LoopBoundClient(_Client(client, owned=False), None)
-        self._model_name = model_name
-        self._provider = provider
+        super().__init__(model_name, provider=provider)
         self.provider_options: dict[str, Any] = provider_options
 
     @property
@@ -167,23 +166,10 @@ class GeminiModel(OwnsClient, ModelBase):
         return self._clients.current.sdk
 
     @property
-    def provider(self) -> str:
-        """`"google"` or `"vertex"`, as stored on the assistant turns this model writes."""
-        return self._provider
-
-    @property
-    def model_name(self) -> str:
-        """The model asked for, e.g. `"gemini-2.5-flash"`."""
-        return self._model_name
-
-    @property
     def vertexai(self) -> bool:
         return self._provider == "vertex"
 
-    def __repr__(self) -> str:
-        return f"GeminiModel({self._model_name!r}, provider={self._provider!r})"
-
-    async def complete_request(self, request: ModelRequest) -> Completion:
+    async def complete_request(self, request: PreparedRequest) -> Completion:
         """Ask the model once.
 
         Raises:
@@ -196,7 +182,7 @@ class GeminiModel(OwnsClient, ModelBase):
             ModelResponseError: an answer toolwire cannot use.
             UnsupportedError: a setting Gemini cannot take.
         """
-        contents, config = self.request_parts(request)
+        contents, config = self.wire_request(request)
         assembler = ResponseAssembler(CallIds("call"), self._provider, streamed=False)
         client = self._clients.get().sdk
         try:
@@ -204,15 +190,15 @@ class GeminiModel(OwnsClient, ModelBase):
                 model=self._model_name, contents=contents, config=config
             )
         except Exception as exc:
-            raise self._error(exc) from exc
+            raise self.map_error(exc) from exc
         assembler.feed(response)
         completion = assembler.completion()
         _lift_computer_calls(completion.message, request)
         return completion
 
-    async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_request(self, request: PreparedRequest) -> AsyncIterator[StreamEvent]:
         """Text, reasoning and tool-call deltas, then `CompletionDone`."""
-        contents, config = self.request_parts(request)
+        contents, config = self.wire_request(request)
         assembler = ResponseAssembler(CallIds("call"), self._provider, streamed=True)
         client = self._clients.get().sdk
         try:
@@ -220,7 +206,8 @@ class GeminiModel(OwnsClient, ModelBase):
                 model=self._model_name, contents=contents, config=config
             )
         except Exception as exc:
-            raise self._error(exc) from exc
+            raise self.map_error(exc) from exc
+        received = False
         try:
             while True:
                 try:
@@ -228,7 +215,10 @@ class GeminiModel(OwnsClient, ModelBase):
                 except StopAsyncIteration:
                     break
                 except Exception as exc:
-                    raise self._error(exc, streaming=True) from exc
+                    # The SDK connects on the first read: a failure before any chunk came is an
+                    # unreachable provider, as for a plain call, not a cut answer.
+                    raise self.map_error(exc, streaming=received) from exc
+                received = True
                 for event in assembler.feed(chunk):
                     yield event
         finally:
@@ -239,7 +229,7 @@ class GeminiModel(OwnsClient, ModelBase):
 
     # --- requests ---------------------------------------------------------------------------
 
-    def request_parts(self, request: ModelRequest) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def wire_request(self, request: PreparedRequest) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The `contents` and the `GenerateContentConfig` (as the SDK's dict form) this model
         sends for a request."""
 
@@ -274,8 +264,8 @@ class GeminiModel(OwnsClient, ModelBase):
                 tool_config["include_server_side_tool_invocations"] = True
             if tool_config:
                 fields["tool_config"] = tool_config
-        if request.output is not None:
-            definition = request.output_definition or request.output.definition(self.dialect)
+        definition = request.output_definition
+        if definition is not None:
             fields["response_mime_type"] = "application/json"
             fields["response_json_schema"] = definition.parameters
         if system:
@@ -290,7 +280,10 @@ class GeminiModel(OwnsClient, ModelBase):
 
     # --- errors -------------------------------------------------------------------------------
 
-    def _error(self, exc: Exception, *, streaming: bool = False) -> Exception:
+    def map_error(self, error: Exception, *, streaming: bool = False) -> Exception:
+        """The toolwire error for a `google-genai` SDK (or HTTP, or credentials) failure;
+        `error` itself for any other."""
+        exc = error
         import httpx
         import httpx2
         import pydantic
@@ -343,7 +336,7 @@ def _declaration(definition: ToolDefinition) -> dict[str, Any]:
     }
 
 
-def _tool_config(given: object, request: ModelRequest, has_raw_tools: bool) -> dict[str, Any]:
+def _tool_config(given: object, request: PreparedRequest, has_raw_tools: bool) -> dict[str, Any]:
     config: dict[str, Any] = {}
     if isinstance(given, Mapping):
         config.update(cast(Mapping[str, Any], given))
@@ -537,7 +530,7 @@ def _function_response(message: ToolResultMessage) -> dict[str, Any]:
     return {"function_response": wire}
 
 
-def _lift_computer_calls(message: AssistantMessage, request: ModelRequest) -> None:
+def _lift_computer_calls(message: AssistantMessage, request: PreparedRequest) -> None:
     """The turn's calls of Gemini's predefined computer functions, as computer-use requests
     (only with `computer_use` among the tools, and not where the caller declared a function of
     that name or excluded it)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from ..errors import ModelResponseError, ModelStreamError, UnsupportedError
 from ..messages import (
@@ -37,33 +37,26 @@ from ..messages import (
     ToolCallBlock,
     UserMessage,
 )
-from ._client import LoopBoundClient
-from .base import (
-    CallIds,
-    Completion,
-    CompletionDone,
-    ModelBase,
-    ModelRequest,
-    StreamEvent,
-    ToolCallDelta,
-    Usage,
-)
-from .mistral import (
+from ._mistral_wire import (
     PROVIDER,
     Answer,
-    MistralClient,
-    MistralModel,
+    MistralBase,
     arguments_text,
-    sdk_error,
     tool_definition,
     tool_text,
     user_content,
     value,
     wire_id,
 )
-
-if TYPE_CHECKING:
-    from mistralai.client import Mistral
+from .base import (
+    CallIds,
+    Completion,
+    CompletionDone,
+    PreparedRequest,
+    StreamEvent,
+    ToolCallDelta,
+    Usage,
+)
 
 __all__ = ["API", "MistralConversationsModel"]
 
@@ -82,7 +75,7 @@ _COMPLETION_ARGS = frozenset(
 _REQUEST_ARGS = frozenset({"handoff_execution", "guardrails", "metadata", "name", "description"})
 
 
-class MistralConversationsModel(MistralModel):
+class MistralConversationsModel(MistralBase):
     """A Mistral model over the Conversations API (Mistral's own tools beside function tools).
 
     Args:
@@ -95,36 +88,9 @@ class MistralConversationsModel(MistralModel):
     """
 
     api = API
+    native_output = True
 
-    def __init__(
-        self,
-        model_name: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float | None = None,
-        client: Mistral | None = None,
-        clients: LoopBoundClient[MistralClient] | None = None,
-    ) -> None:
-        self._shared = clients is not None
-        if clients is None:
-            super().__init__(
-                model_name, api_key=api_key, base_url=base_url, timeout=timeout, client=client
-            )
-        else:
-            self._model_name = model_name
-            self._clients = clients
-            self._conversations = None
-
-    def conversations(self) -> ModelBase:
-        return self
-
-    async def aclose(self) -> None:
-        """Close the HTTP client this model built (not one shared with a `MistralModel`)."""
-        if not self._shared:
-            await super().aclose()
-
-    async def complete_request(self, request: ModelRequest) -> Completion:
+    async def complete_request(self, request: PreparedRequest) -> Completion:
         """Start a conversation that is not stored, with the whole history inline.
 
         Raises:
@@ -133,31 +99,31 @@ class MistralConversationsModel(MistralModel):
             ModelConnectionError: no answer.
             ModelResponseError: an answer that cannot be used.
         """
-        kwargs = self.request_kwargs(request)
+        kwargs = self.wire_request(request)
         try:
             response = await self._sdk().beta.conversations.start_async(**kwargs)
         except Exception as exc:
-            raise sdk_error(exc, streaming=False) from exc
+            raise self.map_error(exc) from exc
         return parse_conversation(response, self._model_name)
 
-    async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_request(self, request: PreparedRequest) -> AsyncIterator[StreamEvent]:
         """Text, reasoning and function-call deltas, then `CompletionDone`.
 
         A stream that ends before `conversation.response.done` raises `ModelResponseError`; a
         `conversation.response.error` event raises `ModelStreamError`.
         """
-        kwargs = self.request_kwargs(request)
+        kwargs = self.wire_request(request)
         try:
             stream = await self._sdk().beta.conversations.start_stream_async(**kwargs)
         except Exception as exc:
-            raise sdk_error(exc, streaming=False) from exc
+            raise self.map_error(exc) from exc
         state = ConversationStream()
         try:
             async for event in stream:
                 for delta in state.feed(value(event, "data")):
                     yield delta
         except Exception as exc:
-            raise sdk_error(exc, streaming=True) from exc
+            raise self.map_error(exc, streaming=True) from exc
         finally:
             await stream.close()
         if state.usage is None:
@@ -167,15 +133,13 @@ class MistralConversationsModel(MistralModel):
             )
         yield CompletionDone(state.completion(self._model_name))
 
-    def request_kwargs(self, request: ModelRequest) -> dict[str, Any]:
+    def wire_request(self, request: PreparedRequest) -> dict[str, Any]:
         """The keyword arguments for the SDK's `beta.conversations.start_async`."""
         if request.output is not None:
             raise UnsupportedError(
                 "Mistral's Conversations API (used for native tools) takes no structured answer "
                 "here; ask with output_mode='tool' or 'prompted'"
             )
-        if request.tools and not request.definitions:
-            request = request.compiled(self.dialect)
         options = request.settings
         extra = dict(options.extra)
         tools: list[Any] = [tool_definition(d) for d in request.definitions]

@@ -46,9 +46,11 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
+from ..output import prompt_instructions
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolDefinition
 from ._client import OwnsClient, http_error, openai_clients
+from ._content_filter import filtered_categories
 from ._openai_chat_parse import (
     REASONING_FIELDS,
     Answer,
@@ -65,7 +67,7 @@ from .base import (
     CompletionDone,
     FinishReason,
     ModelBase,
-    ModelRequest,
+    PreparedRequest,
     StreamEvent,
     ToolChoice,
 )
@@ -173,8 +175,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         client_factory: Callable[[], AsyncOpenAI] | None = None,
         **client_options: Any,
     ) -> None:
-        self._model_name = model_name
-        self._provider = provider
+        super().__init__(model_name, provider=provider)
         self.profile = profile or ChatProfile()
         self.native_output = self.profile.structured_output != "none"
         self._clients = openai_clients(
@@ -197,21 +198,9 @@ class OpenAIChatModel(OwnsClient, ModelBase):
     def _client(self) -> AsyncOpenAI:
         return self._clients.get()
 
-    @property
-    def provider(self) -> str:
-        """The provider's name, as stored on the assistant turns this model writes."""
-        return self._provider
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel({self._model_name!r}, provider={self._provider!r})"
-
     # -- the Model protocol ------------------------------------------------------------------
 
-    async def complete_request(self, request: ModelRequest) -> Completion:
+    async def complete_request(self, request: PreparedRequest) -> Completion:
         """Ask the model once.
 
         Raises:
@@ -220,31 +209,31 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             ModelResponseError: an answer that cannot be used (no choices, a broken payload).
             UnsupportedError: a user part the API cannot take.
         """
-        kwargs = self.request_body(request, stream=False)
+        kwargs = self.wire_request(request)
         try:
             response = await self._create(kwargs)
         except Exception as exc:
-            raise self._error(exc, streaming=False) from exc
+            raise self.map_error(exc) from exc
         return self._parse_response(response)
 
-    async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_request(self, request: PreparedRequest) -> AsyncIterator[StreamEvent]:
         """Text, reasoning and tool-call deltas; the last event is the whole.
 
         A stream that ends before the model finished, or carries an error event, raises
         `ModelResponseError` (`ModelStreamError` for the provider's own error events).
         """
-        kwargs = self.request_body(request, stream=True)
+        kwargs = self.wire_request(request)
         try:
             stream: AsyncStream[Any] = await self._create(kwargs)
         except Exception as exc:
-            raise self._error(exc, streaming=False) from exc
+            raise self.map_error(exc) from exc
         state = StreamState()
         try:
             async for chunk in stream:
                 for event in state.feed(chunk):
                     yield event
         except Exception as exc:
-            raise self._error(exc, streaming=state.started) from exc
+            raise self.map_error(exc, streaming=state.started) from exc
         finally:
             await stream.close()
         if state.answer.finish is None:
@@ -260,10 +249,9 @@ class OpenAIChatModel(OwnsClient, ModelBase):
 
     # -- the request ---------------------------------------------------------------------------
 
-    def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
-        """The keyword arguments for `client.chat.completions.create` (exposed for inspection)."""
-        if request.tools and not request.definitions:
-            request = request.compiled(self.dialect)
+    def wire_request(self, request: PreparedRequest) -> dict[str, Any]:
+        """The keyword arguments for `client.chat.completions.create`."""
+        stream = request.stream
         options = request.settings
         tool_choice = request.tool_choice
         wire_tools = [_tool_definition(d) for d in request.definitions]
@@ -300,13 +288,10 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             kwargs["extra_body"] = extra
         return kwargs
 
-    def _structured_output(self, request: ModelRequest, kwargs: dict[str, Any]) -> None:
-        output = request.output
-        assert output is not None
-        definition = request.output_definition or output.definition(self.dialect)
+    def _structured_output(self, request: PreparedRequest, kwargs: dict[str, Any]) -> None:
+        output, definition = request.output, request.output_definition
+        assert output is not None and definition is not None
         if self.profile.structured_output == "json_object":
-            from ..output import prompt_instructions
-
             # JSON mode checks only that the answer is JSON: the schema goes in the instructions.
             note = {"role": self.profile.system_role, "content": prompt_instructions(output)}
             kwargs["messages"] = [note, *kwargs["messages"]]
@@ -514,8 +499,11 @@ class OpenAIChatModel(OwnsClient, ModelBase):
 
     # -- errors --------------------------------------------------------------------------------
 
-    def _error(self, exc: Exception, *, streaming: bool) -> Exception:
+    def map_error(self, error: Exception, *, streaming: bool = False) -> Exception:
+        """The toolwire error for an `openai` SDK failure (`error` itself for any other)."""
         import openai
+
+        exc = error
 
         provider = self._provider
         if isinstance(exc, ModelError):
@@ -524,8 +512,6 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             status = exc.status_code
             message = _provider_message(exc.body) or exc.message
             if self.profile.content_filter_error:
-                from .azure import filtered_categories
-
                 categories = filtered_categories(exc.body)
                 if categories:
                     message = f"{message} (content filter: {', '.join(categories)})"
@@ -552,8 +538,6 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         return exc
 
     def _filtered(self, answer: Answer) -> ModelStreamError:
-        from .azure import filtered_categories
-
         categories = filtered_categories(answer.raw)
         named = ", ".join(categories) if categories else "no category given"
         return ModelStreamError(

@@ -66,13 +66,14 @@ from ..messages import (
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolDefinition
 from ._client import OwnsClient, http_error, iter_sse, openai_clients
+from ._content_filter import filtered_categories
 from ._openai_responses_parse import StreamAssembler, parse_response
 from .base import (
     CallIds,
     Completion,
     CompletionDone,
     ModelBase,
-    ModelRequest,
+    PreparedRequest,
     StreamEvent,
     ToolChoice,
 )
@@ -152,8 +153,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             store = previous_response_id
         elif previous_response_id and not store:
             raise ValueError("previous_response_id=True needs store=True: OpenAI must keep turns")
-        self._model_name = model_name
-        self._provider = provider
+        super().__init__(model_name, provider=provider)
         self.store = store
         self.encrypted_reasoning = encrypted_reasoning
         self.previous_response_id = previous_response_id
@@ -176,21 +176,9 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         """The SDK client in use."""
         return self._clients.current
 
-    @property
-    def provider(self) -> str:
-        """The provider's name, as stored on the assistant turns this model writes."""
-        return self._provider
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    def __repr__(self) -> str:
-        return f"OpenAIResponsesModel({self._model_name!r}, provider={self._provider!r})"
-
     # -- the Model protocol ------------------------------------------------------------------
 
-    async def complete_request(self, request: ModelRequest) -> Completion:
+    async def complete_request(self, request: PreparedRequest) -> Completion:
         """Ask the model once.
 
         Raises:
@@ -201,13 +189,13 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             ModelResponseError: an answer that cannot be used.
             UnsupportedError: a part or setting the API cannot take.
         """
-        body = self.request_body(request, stream=False)
+        body = self.wire_request(request)
         resource: Any = self._clients.get().responses.with_raw_response
         try:
             response = await resource.create(**self._create_options(body, request))
             payload: bytes = response.http_response.content
         except Exception as exc:
-            raise self._error(exc, streaming=False) from exc
+            raise self.map_error(exc) from exc
         request_id: str | None = response.request_id
         try:
             data = json.loads(payload)
@@ -227,7 +215,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         self._check_filter(completion, request_id)
         return completion
 
-    async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_request(self, request: PreparedRequest) -> AsyncIterator[StreamEvent]:
         """Text, reasoning and tool-call deltas; the last event is the whole.
 
         A stream that ends before the response does raises `ModelResponseError`;
@@ -235,7 +223,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         """
         import httpx2
 
-        body = self.request_body(request, stream=True)
+        body = self.wire_request(request)
         resource: Any = self._clients.get().responses.with_streaming_response
         assembler: StreamAssembler | None = None
         try:
@@ -249,15 +237,15 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             raise
         except httpx2.TransportError as exc:
             if assembler is None:
-                raise self._error(exc, streaming=False) from exc
+                raise self.map_error(exc) from exc
             raise ModelResponseError(f"the {self._provider} stream was cut: {exc!r}") from exc
         except Exception as exc:
-            raise self._error(exc, streaming=assembler is not None) from exc
+            raise self.map_error(exc, streaming=assembler is not None) from exc
         completion = assembler.completion()
         self._check_filter(completion, assembler.request_id, "".join(assembler.text))
         yield CompletionDone(completion)
 
-    def _create_options(self, body: dict[str, Any], request: ModelRequest) -> dict[str, Any]:
+    def _create_options(self, body: dict[str, Any], request: PreparedRequest) -> dict[str, Any]:
         # Everything but the model and `stream` goes as the raw body, so the SDK sends items
         # exactly as toolwire (or the provider, for replayed state) wrote them.
         extra = {k: v for k, v in body.items() if k not in ("model", "stream")}
@@ -274,15 +262,13 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
 
     # -- the request ---------------------------------------------------------------------------
 
-    def request_body(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
-        """The JSON body of the `/responses` request (exposed for inspection).
+    def wire_request(self, request: PreparedRequest) -> dict[str, Any]:
+        """The JSON body of the `/responses` request.
 
         Raises:
             UnsupportedError: a setting the Responses API has no field for (`stop`, `seed`), an
                 audio part, or a `tool_choice` naming no tool.
         """
-        if request.tools and not request.definitions:
-            request = request.compiled(self.dialect)
         options = request.settings
         if options.stop:
             raise UnsupportedError("the Responses API takes no stop sequences; leave `stop` unset")
@@ -299,7 +285,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         body["input"] = self.wire_input(messages, self._computer_calls(request.messages))
         if previous is not None:
             body["previous_response_id"] = previous
-        body["stream"] = stream
+        body["stream"] = request.stream
         extra = dict(options.extra)
         tools: list[Any] = [_tool_definition(d) for d in request.definitions]
         raw_tools = extra.pop("tools", None)
@@ -326,8 +312,8 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
                 include.append(ENCRYPTED_REASONING)
             body["include"] = include
         body.update(extra)
-        if request.output is not None:
-            definition = request.output_definition or request.output.definition(self.dialect)
+        definition = request.output_definition
+        if request.output is not None and definition is not None:
             fmt: dict[str, Any] = {
                 "type": "json_schema",
                 "name": definition.name,
@@ -453,8 +439,6 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
     ) -> None:
         if not self.content_filter_error or completion.finish_reason != "content_filter":
             return
-        from .azure import filtered_categories
-
         categories = filtered_categories(completion.raw)
         named = ", ".join(categories) if categories else "no category given"
         raise ModelStreamError(
@@ -466,8 +450,11 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             request_id=request_id,
         )
 
-    def _error(self, exc: Exception, *, streaming: bool) -> Exception:
+    def map_error(self, error: Exception, *, streaming: bool = False) -> Exception:
+        """The toolwire error for an `openai` SDK failure (`error` itself for any other)."""
         import openai
+
+        exc = error
 
         provider = self._provider
         if isinstance(exc, ModelError):
@@ -475,8 +462,6 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         if isinstance(exc, openai.APIStatusError):
             message = _provider_message(exc.body) or exc.message
             if self.content_filter_error:
-                from .azure import filtered_categories
-
                 categories = filtered_categories(exc.body)
                 if categories:
                     message = f"{message} (content filter: {', '.join(categories)})"

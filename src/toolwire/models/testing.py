@@ -1,8 +1,8 @@
 """Offline models for tests: `ScriptedModel`, `FunctionModel` and `TestModel`.
 
 They build on the same `ModelBase` as the provider adapters, make no network request, and record
-every request value they receive (`model.requests`, each a `ModelRequest`) so tests can assert on
-what the loop sent.
+every request they receive, as prepared for them (`model.requests`, each a `PreparedRequest`) so
+tests can assert on what the loop sent.
 
 Native tool specs are accepted and kept as given in `request.native_tools`; built with
 `provider="anthropic"` (say), a model stands in for that provider: its row of the support matrix
@@ -50,6 +50,7 @@ from .base import (
     FinishReason,
     ModelBase,
     ModelRequest,
+    PreparedRequest,
     ToolCall,
     Usage,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "FunctionModel",
     "ModelRequest",
     "NativeReply",
+    "PreparedRequest",
     "Reply",
     "ScriptedModel",
     "ServerCall",
@@ -114,17 +116,11 @@ class _OfflineModel(ModelBase):
     native_output = True  # `request.output` is there for the script or function to read
 
     def __init__(self, model_name: str, provider: str = "test") -> None:
-        self._model_name = model_name
-        self._provider = provider
-        self.requests: list[ModelRequest] = []
+        super().__init__(model_name, provider=provider)
+        self.requests: list[PreparedRequest] = []
         self._ids = itertools.count(1)
         self._server_ids = itertools.count(1)
         self._tokens = _TokenCounter()
-
-    @property
-    def provider(self) -> str:
-        """`"test"`, or the provider this model stands in for (its matrix row and prices)."""
-        return self._provider
 
     def resolve_native_tools(
         self, request: ModelRequest, *, api: str | None = None
@@ -148,19 +144,15 @@ class _OfflineModel(ModelBase):
             )
         return request
 
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    async def _reply(self, request: ModelRequest) -> Reply:
+    async def _reply(self, request: PreparedRequest) -> Reply:
         raise NotImplementedError
 
-    async def complete_request(self, request: ModelRequest) -> Completion:
+    async def complete_request(self, request: PreparedRequest) -> Completion:
         """Answer from the script or function, recording the request."""
         self.requests.append(request)
         return self._completion(await self._reply(request), request)
 
-    def _completion(self, reply: Reply, request: ModelRequest) -> Completion:
+    def _completion(self, reply: Reply, request: PreparedRequest) -> Completion:
         if isinstance(reply, Completion):
             return reply
         if isinstance(reply, AssistantMessage):
@@ -252,7 +244,7 @@ class ScriptedModel(_OfflineModel):
     def remaining(self) -> int:
         return len(self._queue)
 
-    async def _reply(self, request: ModelRequest) -> Reply:
+    async def _reply(self, request: PreparedRequest) -> Reply:
         if not self._queue:
             raise ModelResponseError(
                 f"ScriptedModel has no reply left for request {len(self.requests)}"
@@ -260,7 +252,7 @@ class ScriptedModel(_OfflineModel):
         return self._queue.pop(0)
 
 
-ReplyFunction: TypeAlias = Callable[[list[Message], ModelRequest], Reply | Awaitable[Reply]]
+ReplyFunction: TypeAlias = Callable[[list[Message], PreparedRequest], Reply | Awaitable[Reply]]
 
 
 class FunctionModel(_OfflineModel):
@@ -275,7 +267,7 @@ class FunctionModel(_OfflineModel):
         super().__init__(model_name, provider)
         self._fn = fn
 
-    async def _reply(self, request: ModelRequest) -> Reply:
+    async def _reply(self, request: PreparedRequest) -> Reply:
         reply = self._fn(request.messages, request)
         if inspect.isawaitable(reply):
             return await reply
@@ -311,7 +303,7 @@ class TestModel(_OfflineModel):
         self.call_tools = call_tools
         self.final_text = final_text
 
-    async def _reply(self, request: ModelRequest) -> Reply:
+    async def _reply(self, request: PreparedRequest) -> Reply:
         server = self._server_calls(request)
         reply = self._plain_reply(request, server)
         if not server and not _searched(request.messages):
@@ -322,7 +314,7 @@ class TestModel(_OfflineModel):
             return NativeReply(reply, server, cited)
         return NativeReply(server_calls=server, tool_calls=typing.cast(Any, reply))
 
-    def _server_calls(self, request: ModelRequest) -> list[ServerCall]:
+    def _server_calls(self, request: PreparedRequest) -> list[ServerCall]:
         from ..native import NativeTool
 
         specs = [t for t in request.native_tools if isinstance(t, NativeTool)]
@@ -334,7 +326,7 @@ class TestModel(_OfflineModel):
         forced = [s for s in specs if s.kind == choice]
         return example_calls(forced or specs, request.messages)
 
-    def _plain_reply(self, request: ModelRequest, server: list[ServerCall]) -> Reply:
+    def _plain_reply(self, request: PreparedRequest, server: list[ServerCall]) -> Reply:
         answered = _latest_results(request.messages)
         choice = request.tool_choice
         output = request.output

@@ -6,8 +6,8 @@ model prepares the request for its own dialect and request guard, so wrappers st
 order, in `Completion.attempts`; when every attempt failed, the last error is raised unchanged in
 type, with the attempts on its `attempts` attribute and in a note of its traceback.
 
-A model that only implements the `Model` protocol (not `ModelBase`) can be wrapped too: it is
-asked through `complete` / `stream_complete`, and cannot take native tools or an output spec.
+A wrapper overrides only `send` and `send_stream`: it passes the request value on as it came and
+never prepares it, so any model implementing the `Model` protocol can be wrapped.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import anyio
 
 from .._logctx import log_extra, log_prefix
 from .._util import backoff_delay
-from ..errors import ModelConnectionError, RetryableError, RetryableModelError, UnsupportedError
+from ..errors import ModelConnectionError, RetryableError, RetryableModelError
 from ..messages import AssistantMessage, dump_history, load_history
 from ..tools import DefinitionDialect
 from ..usage import Usage
@@ -39,6 +39,7 @@ from .base import (
     Model,
     ModelBase,
     ModelRequest,
+    PreparedRequest,
     StreamEvent,
     aclose_events,
     completion_events,
@@ -87,48 +88,21 @@ def _matcher(spec: ErrorFilter) -> Callable[[BaseException], bool]:
 # --- asking a wrapped model ---------------------------------------------------------------------
 
 
-def _plain_request_check(model: Model, request: ModelRequest) -> None:
-    if request.native_tools or request.output is not None:
-        raise UnsupportedError(
-            f"{type(model).__name__} does not build on ModelBase, so it cannot take native tools "
-            "or an output spec; wrap a ModelBase model instead"
-        )
-
-
 def _answered(model: Model, completion: Completion) -> Completion:
+    # A model that implements the protocol without ModelBase may leave the attempts empty.
     if not completion.attempts:
         completion.attempts = [Attempt(model.provider, model.model_name)]
     return completion
 
 
 async def send_to(model: Model, request: ModelRequest) -> Completion:
-    """Ask `model` for the answer to `request` (through `send` when it builds on `ModelBase`)."""
-    if isinstance(model, ModelBase):
-        return await model.send(request)
-    _plain_request_check(model, request)
-    completion = await model.complete(
-        None,
-        history=request.messages,
-        tools=request.tools,
-        tool_choice=request.tool_choice,
-        settings=request.settings,
-    )
-    return _answered(model, completion)
+    """Ask `model` for the answer to `request`, its attempt recorded."""
+    return _answered(model, await model.send(request))
 
 
 async def stream_to(model: Model, request: ModelRequest) -> AsyncIterator[StreamEvent]:
     """`send_to` as events; the last one is `CompletionDone`."""
-    if isinstance(model, ModelBase):
-        events = model.send_stream(request)
-    else:
-        _plain_request_check(model, request)
-        events = model.stream_complete(
-            None,
-            history=request.messages,
-            tools=request.tools,
-            tool_choice=request.tool_choice,
-            settings=request.settings,
-        )
+    events = model.send_stream(request)
     try:
         async for event in events:
             if isinstance(event, CompletionDone):
@@ -274,9 +248,9 @@ class WrapperModel(ModelBase):
         finally:
             await aclose_events(events)
 
-    async def complete_request(self, request: ModelRequest) -> Completion:
-        """The wrapped model's answer (a wrapper does not prepare requests itself)."""
-        return await self.send(request)
+    async def complete_request(self, request: PreparedRequest) -> Completion:
+        """Never called: a wrapper passes request values on through `send` and prepares none."""
+        raise TypeError(f"{type(self).__name__} prepares no request; call send()")
 
     async def aclose(self) -> None:
         """Close every wrapped model that can be closed (adapters own HTTP clients)."""
