@@ -27,8 +27,9 @@ from ._loop import (
     build_tools,
 )
 from .messages import Message
+from .models._matrix import split_client_run
 from .models.base import Model, ModelSettings, StreamEvent
-from .native import split_client_run
+from .models.profiles import profile_of
 
 __all__ = ["Agent", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
@@ -65,9 +66,7 @@ class Agent:
 
             self.model = RetryModel(self.model, self._config.retry)
         self.native_tools, client_run = split_client_run(
-            self.model.provider,
-            getattr(self.model, "api", ""),
-            _loop.native_specs(self._config.tools),
+            profile_of(self.model), _loop.native_specs(self._config.tools)
         )
         self.tools = build_tools([*self._config.tools, *client_run], self._config.hooks)
         self._settings = ModelSettings.coerce(self._config.settings)

@@ -84,6 +84,7 @@ from .base import (
     StreamEvent,
     ToolChoice,
 )
+from .profiles import ANTHROPIC
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError, AsyncAnthropic
@@ -96,7 +97,6 @@ DEFAULT_MAX_TOKENS = 4096
 MAX_CONTINUATIONS = 5
 """How many times a paused turn (`stop_reason: "pause_turn"`) is continued by default."""
 
-_THINKING_ON = ("enabled", "adaptive")
 _FORCED = ("any", "tool")
 
 
@@ -118,7 +118,7 @@ class AnthropicModel(OwnsClient, ModelBase):
 
     api = "messages"
     dialect = "anthropic"
-    native_output = True
+    profile = ANTHROPIC
 
     def __init__(
         self,
@@ -471,17 +471,10 @@ def _output_schema(request: ModelRequest) -> dict[str, Any]:
 
 
 def _check_thinking(body: Mapping[str, Any]) -> None:
-    thinking = body.get("thinking")
+    """The profile's thinking rule, on the body's own tool choice (a raw one in `extra` too)."""
     choice = body.get("tool_choice")
-    if not (isinstance(thinking, Mapping) and isinstance(choice, Mapping)):
-        return
-    thinking_type = cast(Mapping[str, Any], thinking).get("type")
-    choice_type = cast(Mapping[str, Any], choice).get("type")
-    if thinking_type in _THINKING_ON and choice_type in _FORCED:
-        raise UnsupportedError(
-            "Anthropic refuses forced tool use (tool_choice 'required' or a tool name) while "
-            "extended thinking is on; use tool_choice='auto' or turn thinking off"
-        )
+    if isinstance(choice, Mapping) and cast(Mapping[str, Any], choice).get("type") in _FORCED:
+        ANTHROPIC.thinking.check_forced(body, ANTHROPIC.name)
 
 
 # --- errors ---------------------------------------------------------------------------------------

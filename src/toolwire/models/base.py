@@ -49,9 +49,12 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
+from ..native import NativeTool
 from ..results import error_result, to_result
 from ..tools import DefinitionDialect, Tool, ToolDefinition, ToolLike
 from ..usage import Usage
+from ._matrix import resolve_native
+from .profiles import CUSTOM, ModelProfile
 
 if TYPE_CHECKING:
     from ..computer import ComputerCall
@@ -400,8 +403,6 @@ class ModelRequest:
         settings: ModelSettings | Mapping[str, Any] | None = None,
     ) -> ModelRequest:
         """The request `complete(prompt, history=..., ...)` describes."""
-        from ..native import NativeTool
-
         natives: list[Any] = [t for t in tools if isinstance(t, NativeTool)]
         return cls(
             messages=request_messages(prompt, history),
@@ -494,15 +495,17 @@ class ModelBase(abc.ABC):
         dialect: The schema dialect tool definitions are compiled for.
         guarded: Real requests are checked against `forbid_model_requests`; the offline test
             models are not.
+
+    Attributes:
+        profile: What the provider takes and refuses (`toolwire.models.profiles`): native tool
+            cells, structured output, thinking rules, fees. An adapter sets its own (a class
+            attribute, or per instance when it serves several providers).
     """
 
     api: ClassVar[str] = "custom"
     dialect: ClassVar[DefinitionDialect] = "openai"
     guarded: ClassVar[bool] = True
-    native_output: bool = False
-    """The adapter maps `ModelRequest.output` onto the provider's own structured output."""
-    native_tools_with_output: bool = False
-    """Native tools and a structured answer can share one request (Gemini, Vertex)."""
+    profile: ModelProfile = CUSTOM
 
     @property
     @abc.abstractmethod
@@ -618,13 +621,13 @@ class ModelBase(abc.ABC):
             await aclose_events(events)
 
     def prepare(self, request: ModelRequest) -> ModelRequest:
-        """Check the request guard, resolve native tool specs for this adapter (`native.py`)
+        """Check the request guard, resolve native tool specs through this model's profile
         and compile the tools for this model's dialect."""
         if request.native_tools:
             request = self.resolve_native_tools(request)
         if self.guarded:
             check_model_requests_allowed(self.provider)
-        if request.output is not None and not self.native_output:
+        if request.output is not None and not self.profile.native_output:
             raise UnsupportedError(
                 f"{self.provider} ({self.api}) has no native structured output here; "
                 "ask with mode='tool' or mode='prompted'"
@@ -633,23 +636,17 @@ class ModelBase(abc.ABC):
             return request
         return request.compiled(self.dialect)
 
-    def resolve_native_tools(
-        self, request: ModelRequest, *, api: str | None = None
-    ) -> ModelRequest:
-        """The request with its native tool specs turned into this adapter's payload.
-
-        `api` picks the matrix row by another wire API than this model's (offline stand-ins).
+    def resolve_native_tools(self, request: ModelRequest) -> ModelRequest:
+        """The request with its native tool specs turned into this adapter's payload, through
+        the cells of its `profile`.
 
         Raises:
             UnsupportedError: a native tool or option this provider does not take, or a
                 `tool_choice` forcing a native tool it cannot be made to use.
         """
-        from ..native import resolve_native
-
         payload = resolve_native(
+            self.profile,
             request.native_tools,
-            provider=self.provider,
-            api=api or self.api,
             model_name=self.model_name,
             function_tools=bool(request.tools),
             tool_choice=request.tool_choice,
@@ -753,7 +750,6 @@ def request_messages(prompt: str | None, history: Sequence[Message]) -> list[Mes
 
 def resolve_tools(tools: Sequence[ToolLike]) -> list[Tool]:
     """The function tools among `tools`, resolved (native tool specs are left out)."""
-    from ..native import NativeTool
     from ..tools import as_tool
 
     return [as_tool(t) for t in tools if not isinstance(t, NativeTool)]

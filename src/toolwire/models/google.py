@@ -83,6 +83,7 @@ from .base import (
     StreamEvent,
     ToolChoice,
 )
+from .profiles import profile_for
 
 if TYPE_CHECKING:
     from google import genai
@@ -129,8 +130,6 @@ class GeminiModel(OwnsClient, ModelBase):
 
     api = "generate-content"
     dialect = "gemini"
-    native_output = True
-    native_tools_with_output = True
 
     def __init__(
         self,
@@ -159,6 +158,7 @@ class GeminiModel(OwnsClient, ModelBase):
             self._clients = LoopBoundClient(_Client(client, owned=False), None)
         self._model_name = model_name
         self._provider = provider
+        self.profile = profile_for(provider, self.api)
         self.provider_options: dict[str, Any] = provider_options
 
     @property

@@ -78,6 +78,7 @@ from .base import (
     ToolChoice,
     Usage,
 )
+from .profiles import MISTRAL
 
 if TYPE_CHECKING:
     import httpx2
@@ -162,7 +163,7 @@ class MistralModel(OwnsClient, ModelBase):
 
     api = "mistral-chat"
     dialect = "openai"
-    native_output = True
+    profile = MISTRAL
 
     def __init__(
         self,

@@ -76,6 +76,7 @@ from .base import (
     StreamEvent,
     ToolChoice,
 )
+from .profiles import profile_for
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -128,7 +129,6 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
 
     api = "responses"
     dialect = "openai"
-    native_output = True
 
     def __init__(
         self,
@@ -154,6 +154,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             raise ValueError("previous_response_id=True needs store=True: OpenAI must keep turns")
         self._model_name = model_name
         self._provider = provider
+        self.profile = profile_for(provider, self.api)
         self.store = store
         self.encrypted_reasoning = encrypted_reasoning
         self.previous_response_id = previous_response_id
