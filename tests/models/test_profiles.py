@@ -12,7 +12,17 @@ import pytest
 from google.oauth2.credentials import Credentials
 from pydantic import BaseModel
 
-from toolwire import TestModel, UnsupportedError, model, tool, web_fetch, web_search
+from toolwire import (
+    AssistantMessage,
+    TestModel,
+    ToolCallBlock,
+    ToolResultMessage,
+    UnsupportedError,
+    model,
+    tool,
+    web_fetch,
+    web_search,
+)
 from toolwire.models import FallbackModel, ModelBase, ModelRequest
 from toolwire.models.anthropic import AnthropicModel
 from toolwire.models.openai_chat import OpenAIChatModel
@@ -207,3 +217,20 @@ def test_profiles_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         ANTHROPIC.name = "x"  # type: ignore[misc]
     assert isinstance(ANTHROPIC, ModelProfile)
+
+
+@pytest.mark.parametrize("name", ["openai", "groq", "deepseek", "openrouter", "ollama"])
+def test_chat_call_ids_are_held_to_the_profiles_length(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = cast(OpenAIChatModel, _build(name, monkeypatch))
+    longest = chat.profile.call_id_max
+    assert longest is not None
+    long_id = "toolu_" + "x" * 60  # another provider's id, longer than Chat Completions takes
+    history = [
+        AssistantMessage(parts=[ToolCallBlock(long_id, "city", "{}")], provider="anthropic"),
+        ToolResultMessage(call_id=long_id, name="city", content=[]),
+    ]
+    body = chat.request_body(ModelRequest.build("and now?", history=history), stream=False)
+    sent_call = body["messages"][0]["tool_calls"][0]["id"]
+    assert len(sent_call) == longest and body["messages"][1]["tool_call_id"] == sent_call

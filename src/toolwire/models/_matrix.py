@@ -18,7 +18,7 @@ from ..errors import UnsupportedError
 from ..native import COMMON_OPTIONS, NATIVE_KINDS, NativeTool
 from ..prebuilt.ollama_web import ollama_web_fetch_tool, ollama_web_search_tool
 from ..tools import FunctionTool
-from ._cells import Cell, CellContext, ClientTool, NativePayload
+from ._parts import Cell, CellContext, ClientTool, NativePayload
 from .profiles import PROFILES, ModelProfile
 
 __all__ = [

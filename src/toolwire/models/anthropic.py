@@ -197,7 +197,7 @@ class AnthropicModel(OwnsClient, ModelBase):
             UnsupportedError: a request Anthropic cannot take (e.g. forced tool use with thinking).
         """
         wire = self._wire_request(request)
-        ids = CallIds("toolu")
+        ids = CallIds(self.profile.call_id_prefix)
         total = await self._send(wire, ids)
         raws: list[Any] = [total.raw]
         for _ in range(self.max_continuations):
@@ -217,7 +217,7 @@ class AnthropicModel(OwnsClient, ModelBase):
         paused turn is continued, so parallel calls never mix.
         """
         first = wire = self._wire_request(request)
-        ids = CallIds("toolu")
+        ids = CallIds(self.profile.call_id_prefix)
         total: Completion | None = None
         raws: list[Any] = []
         offset = 0

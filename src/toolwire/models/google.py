@@ -197,7 +197,9 @@ class GeminiModel(OwnsClient, ModelBase):
             UnsupportedError: a setting Gemini cannot take.
         """
         contents, config = self.request_parts(request)
-        assembler = ResponseAssembler(CallIds("call"), self._provider, streamed=False)
+        assembler = ResponseAssembler(
+            CallIds(self.profile.call_id_prefix), self._provider, streamed=False
+        )
         client = self._clients.get().sdk
         try:
             response = await client.aio.models.generate_content(
@@ -213,7 +215,9 @@ class GeminiModel(OwnsClient, ModelBase):
     async def stream_request(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Text, reasoning and tool-call deltas, then `CompletionDone`."""
         contents, config = self.request_parts(request)
-        assembler = ResponseAssembler(CallIds("call"), self._provider, streamed=True)
+        assembler = ResponseAssembler(
+            CallIds(self.profile.call_id_prefix), self._provider, streamed=True
+        )
         client = self._clients.get().sdk
         try:
             stream = await client.aio.models.generate_content_stream(

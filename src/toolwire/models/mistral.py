@@ -539,7 +539,7 @@ class Answer:
             parts.append(ReasoningBlock(text=text, provider_state={"chunk": chunk}))
         if self.text:
             parts.append(TextBlock("".join(self.text)))
-        ids = CallIds("call")
+        ids = CallIds(MISTRAL.call_id_prefix)
         for position, call in enumerate(self.calls):
             if not call.name:
                 raise ModelResponseError(f"mistral returned tool call {position} without a name")

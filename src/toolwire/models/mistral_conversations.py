@@ -61,6 +61,7 @@ from .mistral import (
     value,
     wire_id,
 )
+from .profiles import MISTRAL
 
 if TYPE_CHECKING:
     from mistralai.client import Mistral
@@ -382,7 +383,7 @@ def parse_conversation(response: Any, model_name: str) -> Completion:
     if outputs is None:
         raise ModelResponseError("mistral returned a conversation response without outputs")
     parts: list[AssistantPart] = []
-    ids = CallIds("call")
+    ids = CallIds(MISTRAL.call_id_prefix)
     conversation_id = value(response, "conversation_id")
     model: str | None = None
     calls = 0

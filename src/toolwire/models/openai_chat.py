@@ -443,7 +443,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             parts.append(TextBlock(answer.text, citations=citations(answer.annotations)))
         elif answer.refusal:
             parts.append(TextBlock(answer.refusal, provider_state={"refusal": True}))
-        ids = CallIds("call")
+        ids = CallIds(self.profile.call_id_prefix)
         for position, (call_id, name, arguments) in enumerate(answer.calls):
             if not isinstance(name, str) or not name:
                 raise ModelResponseError(

@@ -220,7 +220,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             raise ModelResponseError(f"{self._provider} answered with a body that is not an object")
         completion = parse_response(
             data,  # pyright: ignore[reportUnknownArgumentType]
-            CallIds("call"),
+            CallIds(self.profile.call_id_prefix),
             provider=self._provider,
             request_id=request_id,
             raw=data,
@@ -241,7 +241,9 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         assembler: StreamAssembler | None = None
         try:
             async with resource.create(**self._create_options(body, request)) as response:
-                assembler = StreamAssembler(CallIds("call"), self._provider, response.request_id)
+                assembler = StreamAssembler(
+                    CallIds(self.profile.call_id_prefix), self._provider, response.request_id
+                )
                 async for event in iter_sse(response.iter_lines(), self._provider):
                     delta = assembler.feed(event)
                     if delta is not None:

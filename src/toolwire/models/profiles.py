@@ -22,11 +22,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-from ..errors import UnsupportedError
 from ..native import NATIVE_KINDS
-from ._cells import (
+from ._parts import (
     ANTHROPIC_FORCE,
     GEMINI_FORCE,
     GROQ_FORCE,
@@ -35,6 +34,9 @@ from ._cells import (
     OPENROUTER_FORCE,
     RESPONSES_FORCE,
     Cell,
+    ChatQuirks,
+    Thinking,
+    ToolFee,
     anthropic_code,
     anthropic_computer,
     anthropic_fetch,
@@ -80,91 +82,6 @@ __all__ = [
     "profile_of",
     "stand_in_profile",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolFee:
-    """What one use of a provider-side tool costs, beside the tokens.
-
-    Attributes:
-        per_use: US dollars per use (per entry of `Usage.server_tool_requests`).
-        source: Where the price was published, and how it is counted.
-        as_of: The date the price was read.
-    """
-
-    per_use: Decimal
-    source: str
-    as_of: str
-
-
-@dataclass(frozen=True, slots=True)
-class Thinking:
-    """A provider's extended thinking: how a request turns it on, and what it then refuses.
-
-    Attributes:
-        field: The request body field that carries the thinking settings.
-        on: The values of that field's `type` that turn thinking on.
-        forced_tool: A forced tool (`tool_choice` "required" or a tool's name) is accepted while
-            thinking is on.
-    """
-
-    field: str = "thinking"
-    on: tuple[str, ...] = ("enabled", "adaptive")
-    forced_tool: bool = True
-
-    def is_on(self, body: Mapping[str, Any]) -> bool:
-        """Whether the request body (defaults and `settings.extra`) turns thinking on."""
-        value = body.get(self.field)
-        if not isinstance(value, Mapping):
-            return False
-        return cast(Mapping[str, Any], value).get("type") in self.on
-
-    def check_forced(self, body: Mapping[str, Any], who: str) -> None:
-        """Refuse a forced tool while thinking is on, where the provider refuses it.
-
-        Raises:
-            UnsupportedError: thinking is on and `who` refuses forced tool use with it.
-        """
-        if not self.forced_tool and self.is_on(body):
-            raise UnsupportedError(
-                f"{who} refuses forced tool use (tool_choice 'required' or a tool name) while "
-                "extended thinking is on; use tool_choice='auto' or turn thinking off"
-            )
-
-
-@dataclass(frozen=True, slots=True)
-class ChatQuirks:
-    """What differs between servers that speak Chat Completions (read by `OpenAIChatModel`).
-
-    Attributes:
-        reasoning_replay: How a turn's own reasoning goes back in later requests: `"omit"`,
-            `"field"` (a message field, see `reasoning_field`) or `"think_tags"` (`<think>` tags
-            before the text, as Groq accepts).
-        reasoning_field: The message field for `"field"`; `None` uses the field it arrived in.
-        reasoning_on_every_turn: Send the field on every assistant turn, empty when there is
-            nothing to send (DeepSeek's thinking mode wants it on tool-call turns).
-        stream_usage: Ask for usage in the last chunk of a stream (`stream_options`).
-        max_tokens_field: The body field `ModelSettings.max_tokens` goes to.
-        file_urls: The server takes a URL as a file's data (OpenRouter); elsewhere files must be
-            bytes, and a URL raises `UnsupportedError`.
-        system_role: The role system messages are sent with.
-        media: The server reads images, audio and files; a text-only server (DeepSeek) raises
-            `UnsupportedError` for them in user turns, and a tool's media stay described in its
-            result's text.
-        content_filter_error: A turn the content filter stopped raises `ModelStreamError`
-            (code `content_filter`) naming the filtered categories (Azure), instead of finishing
-            with `content_filter`; a refused prompt's HTTP error names them too.
-    """
-
-    reasoning_replay: Literal["omit", "field", "think_tags"] = "omit"
-    reasoning_field: str | None = None
-    reasoning_on_every_turn: bool = False
-    stream_usage: bool = True
-    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
-    file_urls: bool = False
-    system_role: Literal["system", "developer"] = "system"
-    media: bool = True
-    content_filter_error: bool = False
 
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
@@ -239,6 +156,8 @@ def _none(reason: str) -> dict[str, Cell]:
 
 
 _AS_OF = "2026-11-30"
+_CHAT_ID_MAX = 40
+"""OpenAI's Chat Completions refuses longer call ids; its copies are held to the same."""
 
 # --- OpenAI and Azure ---------------------------------------------------------------------------
 
@@ -287,7 +206,7 @@ OPENAI_CHAT = ModelProfile(
     native=_none("only through the Responses API: use openai-responses:<model>"),
     structured_output="json_schema",
     strict=True,
-    call_id_max=40,
+    call_id_max=_CHAT_ID_MAX,
 )
 AZURE_RESPONSES = ModelProfile(
     name="Azure Responses",
@@ -312,7 +231,7 @@ AZURE_CHAT = ModelProfile(
     native=_none('only through the Responses API: use azure(..., api="responses")'),
     structured_output="json_schema",
     strict=True,
-    call_id_max=40,
+    call_id_max=_CHAT_ID_MAX,
     chat=ChatQuirks(content_filter_error=True),
 )
 
@@ -439,6 +358,7 @@ GROQ = ModelProfile(
     name="Groq",
     provider="groq",
     api="chat-completions",
+    call_id_max=_CHAT_ID_MAX,
     native={
         "web_search": Cell(
             "browser_search; compound: web_search",
@@ -465,6 +385,7 @@ OPENROUTER = ModelProfile(
     name="OpenRouter",
     provider="openrouter",
     api="chat-completions",
+    call_id_max=_CHAT_ID_MAX,
     native={
         "web_search": Cell(
             "openrouter:web_search",
@@ -499,6 +420,7 @@ OLLAMA = ModelProfile(
     name="Ollama",
     provider="ollama",
     api="chat-completions",
+    call_id_max=_CHAT_ID_MAX,
     native={
         "web_search": Cell(
             "function tool over ollama.com/api/web_search",
@@ -526,6 +448,7 @@ DEEPSEEK = ModelProfile(
     name="DeepSeek",
     provider="deepseek",
     api="chat-completions",
+    call_id_max=_CHAT_ID_MAX,
     native=_none("no provider-side tools"),
     # DeepSeek has JSON mode, not JSON Schema.
     structured_output="json_object",
@@ -543,6 +466,7 @@ OPENAI_COMPATIBLE = ModelProfile(
     name="OpenAI-compatible",
     provider="openai-compatible",
     api="chat-completions",
+    call_id_max=_CHAT_ID_MAX,
     native=_none("no provider-side tools known"),
     structured_output="json_schema",
     chat=ChatQuirks(max_tokens_field="max_tokens"),
@@ -592,6 +516,7 @@ def profile_for(provider: str, api: str) -> ModelProfile:
         api=api,
         native=_none(f"no provider-side tools known for {provider!r}"),
         structured_output="json_schema",
+        call_id_max=_CHAT_ID_MAX if api == "chat-completions" else None,
     )
 
 

@@ -1,5 +1,5 @@
-"""The cells of the profiles: how each provider takes each native tool, and how `tool_choice`
-forces it.
+"""The parts a profile is made of: its native-tool cells (how each provider takes each native tool,
+and how `tool_choice` forces it), its thinking rule, its Chat Completions quirks and its tool fees.
 
 A `Cell` maps a `NativeTool`'s options onto one provider's payload (`build`), or says why the
 provider has no such tool (`build=None`); its `Force` says what a `tool_choice` naming the tool (or
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from decimal import Decimal
+from typing import Any, Literal, TypeAlias, cast
 
 from ..errors import UnsupportedError
 
@@ -26,10 +27,98 @@ __all__ = [
     "UNFORCEABLE",
     "Cell",
     "CellContext",
+    "ChatQuirks",
     "ClientTool",
     "Force",
     "NativePayload",
+    "Thinking",
+    "ToolFee",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFee:
+    """What one use of a provider-side tool costs, beside the tokens.
+
+    Attributes:
+        per_use: US dollars per use (per entry of `Usage.server_tool_requests`).
+        source: Where the price was published, and how it is counted.
+        as_of: The date the price was read.
+    """
+
+    per_use: Decimal
+    source: str
+    as_of: str
+
+
+@dataclass(frozen=True, slots=True)
+class Thinking:
+    """A provider's extended thinking: how a request turns it on, and what it then refuses.
+
+    Attributes:
+        field: The request body field that carries the thinking settings.
+        on: The values of that field's `type` that turn thinking on.
+        forced_tool: A forced tool (`tool_choice` "required" or a tool's name) is accepted while
+            thinking is on.
+    """
+
+    field: str = "thinking"
+    on: tuple[str, ...] = ("enabled", "adaptive")
+    forced_tool: bool = True
+
+    def is_on(self, body: Mapping[str, Any]) -> bool:
+        """Whether the request body (defaults and `settings.extra`) turns thinking on."""
+        value = body.get(self.field)
+        if not isinstance(value, Mapping):
+            return False
+        return cast(Mapping[str, Any], value).get("type") in self.on
+
+    def check_forced(self, body: Mapping[str, Any], who: str) -> None:
+        """Refuse a forced tool while thinking is on, where the provider refuses it.
+
+        Raises:
+            UnsupportedError: thinking is on and `who` refuses forced tool use with it.
+        """
+        if not self.forced_tool and self.is_on(body):
+            raise UnsupportedError(
+                f"{who} refuses forced tool use (tool_choice 'required' or a tool name) while "
+                "extended thinking is on; use tool_choice='auto' or turn thinking off"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class ChatQuirks:
+    """What differs between servers that speak Chat Completions (read by `OpenAIChatModel`).
+
+    Attributes:
+        reasoning_replay: How a turn's own reasoning goes back in later requests: `"omit"`,
+            `"field"` (a message field, see `reasoning_field`) or `"think_tags"` (`<think>` tags
+            before the text, as Groq accepts).
+        reasoning_field: The message field for `"field"`; `None` uses the field it arrived in.
+        reasoning_on_every_turn: Send the field on every assistant turn, empty when there is
+            nothing to send (DeepSeek's thinking mode wants it on tool-call turns).
+        stream_usage: Ask for usage in the last chunk of a stream (`stream_options`).
+        max_tokens_field: The body field `ModelSettings.max_tokens` goes to.
+        file_urls: The server takes a URL as a file's data (OpenRouter); elsewhere files must be
+            bytes, and a URL raises `UnsupportedError`.
+        system_role: The role system messages are sent with.
+        media: The server reads images, audio and files; a text-only server (DeepSeek) raises
+            `UnsupportedError` for them in user turns, and a tool's media stay described in its
+            result's text.
+        content_filter_error: A turn the content filter stopped raises `ModelStreamError`
+            (code `content_filter`) naming the filtered categories (Azure), instead of finishing
+            with `content_filter`; a refused prompt's HTTP error names them too.
+    """
+
+    reasoning_replay: Literal["omit", "field", "think_tags"] = "omit"
+    reasoning_field: str | None = None
+    reasoning_on_every_turn: bool = False
+    stream_usage: bool = True
+    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
+    file_urls: bool = False
+    system_role: Literal["system", "developer"] = "system"
+    media: bool = True
+    content_filter_error: bool = False
 
 
 @dataclass(frozen=True, slots=True)
