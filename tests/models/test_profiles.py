@@ -23,7 +23,7 @@ from toolwire import (
     web_fetch,
     web_search,
 )
-from toolwire.models import FallbackModel, ModelBase, ModelRequest
+from toolwire.models import FallbackModel, ModelBase, ModelRequest, allow_model_requests
 from toolwire.models.anthropic import AnthropicModel
 from toolwire.models.openai_chat import OpenAIChatModel
 from toolwire.models.profiles import (
@@ -234,3 +234,26 @@ def test_chat_call_ids_are_held_to_the_profiles_length(
     body = chat.request_body(ModelRequest.build("and now?", history=history), stream=False)
     sent_call = body["messages"][0]["tool_calls"][0]["id"]
     assert len(sent_call) == longest and body["messages"][1]["tool_call_id"] == sent_call
+
+
+@pytest.mark.parametrize("name", sorted(set(PROVIDERS) - {"test"}))
+def test_strict_tools_go_out_where_the_profile_says(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _build(name, monkeypatch)
+    with allow_model_requests():
+        prepared = built.prepare(ModelRequest.build("hi", tools=[city]))
+    assert prepared.definitions[0].strict is built.profile.strict
+
+
+async def test_a_stand_in_for_anthropic_refuses_a_forced_function_while_thinking() -> None:
+    stand_in = TestModel(provider="anthropic", model_name="claude-sonnet-4-5")
+    real = AnthropicModel("claude-x", api_key="k", **_THINKING)
+    with pytest.raises(UnsupportedError, match="extended thinking") as offline:
+        await stand_in.complete("hi", tools=[city], tool_choice="city", settings=_THINKING)
+    with pytest.raises(UnsupportedError, match="extended thinking") as online:
+        await real.complete("hi", tools=[city], tool_choice="city")
+    assert str(offline.value) == str(online.value) and stand_in.requests == []
+    # Without thinking, or without forcing, both take it.
+    assert (await stand_in.complete("hi", tools=[city], tool_choice="city")).tool_calls
+    assert (await stand_in.complete("hi", tools=[city], settings=_THINKING)).tool_calls

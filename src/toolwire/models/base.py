@@ -623,6 +623,8 @@ class ModelBase(abc.ABC):
     def prepare(self, request: ModelRequest) -> ModelRequest:
         """Check the request guard, resolve native tool specs through this model's profile
         and compile the tools for this model's dialect."""
+        if request.tools or request.native_tools:
+            self.profile.check_forcing(request.tool_choice, self.body_options(request))
         if request.native_tools:
             request = self.resolve_native_tools(request)
         if self.guarded:

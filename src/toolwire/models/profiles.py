@@ -100,7 +100,8 @@ class ModelProfile:
             provider's schema-constrained output), `"json_object"` (JSON mode, the schema in the
             instructions) or `"none"` (use tool or prompted mode).
         output_with_native_tools: Native tools and a structured answer share one request.
-        strict: The provider takes strict schemas (`strict: true`) for tools and output.
+        strict: Function tools go out in the provider's strict mode (`strict: true`, the
+            `openai-strict` schema) when their schema allows.
         thinking: Extended thinking's switch and what it refuses.
         fees: Per-use fees of its native tools by kind; a use without one makes the cost unknown.
         call_id_prefix: The prefix of call ids the adapter makes up when the provider sends none.
@@ -137,6 +138,16 @@ class ModelProfile:
         if kind in NATIVE_KINDS:
             return no(f"no {kind} tool in toolwire's {self.name} profile")
         return no(f"{kind!r} is not a native tool toolwire knows")
+
+    def check_forcing(self, choice: object, body: Mapping[str, Any]) -> None:
+        """Refuse a `tool_choice` forcing a tool (`"required"` or a tool's name) where this
+        profile's thinking rule refuses it, before any request.
+
+        Raises:
+            UnsupportedError: thinking is on in `body` and the provider refuses forced tool use.
+        """
+        if isinstance(choice, str) and choice not in ("auto", "none"):
+            self.thinking.check_forced(body, self.name)
 
     def family(self, model_name: str) -> str | None:
         """The family of `model_name` among `families`, if any."""
@@ -263,7 +274,6 @@ ANTHROPIC = ModelProfile(
         ),
     },
     structured_output="json_schema",
-    strict=True,
     # Anthropic refuses tool_choice "any" or "tool" while extended thinking is on.
     thinking=Thinking(forced_tool=False),
     fees={
@@ -440,6 +450,7 @@ OLLAMA = ModelProfile(
         "computer_use": no("no computer use"),
     },
     structured_output="json_schema",
+    strict=True,
     chat=ChatQuirks(
         reasoning_replay="field", reasoning_field="reasoning", max_tokens_field="max_tokens"
     ),
@@ -452,6 +463,7 @@ DEEPSEEK = ModelProfile(
     native=_none("no provider-side tools"),
     # DeepSeek has JSON mode, not JSON Schema.
     structured_output="json_object",
+    strict=True,
     # In thinking mode DeepSeek wants `reasoning_content` back on the turns of a tool loop. Its
     # API takes text only: an image part fails the whole request.
     chat=ChatQuirks(
@@ -469,6 +481,7 @@ OPENAI_COMPATIBLE = ModelProfile(
     call_id_max=_CHAT_ID_MAX,
     native=_none("no provider-side tools known"),
     structured_output="json_schema",
+    strict=True,
     chat=ChatQuirks(max_tokens_field="max_tokens"),
 )
 
@@ -516,6 +529,7 @@ def profile_for(provider: str, api: str) -> ModelProfile:
         api=api,
         native=_none(f"no provider-side tools known for {provider!r}"),
         structured_output="json_schema",
+        strict=True,
         call_id_max=_CHAT_ID_MAX if api == "chat-completions" else None,
     )
 

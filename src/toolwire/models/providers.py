@@ -22,16 +22,14 @@ required key raises `MissingApiKeyError` naming its variable.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._extras import require_extra
 from ..errors import MissingApiKeyError
 from ..usage import preload_prices
+from .anthropic import AnthropicModel
 from .openai_chat import OpenAIChatModel
 from .profiles import PROVIDERS, ProviderEntry
-
-if TYPE_CHECKING:
-    from .anthropic import AnthropicModel
 
 __all__ = [
     "anthropic",
@@ -142,8 +140,6 @@ def anthropic(model_name: str, *, api_key: str | None = None, **options: Any) ->
         MissingDependencyError: the `anthropic` extra is not installed.
         MissingApiKeyError: no key passed and `ANTHROPIC_API_KEY` unset.
     """
-    from .anthropic import AnthropicModel
-
     variable = PROVIDERS["anthropic"].key_env or "ANTHROPIC_API_KEY"
     if options.get("client") is None:
         require_extra("anthropic", needed_by="the anthropic models")
