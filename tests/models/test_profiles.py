@@ -257,3 +257,23 @@ async def test_a_stand_in_for_anthropic_refuses_a_forced_function_while_thinking
     # Without thinking, or without forcing, both take it.
     assert (await stand_in.complete("hi", tools=[city], tool_choice="city")).tool_calls
     assert (await stand_in.complete("hi", tools=[city], settings=_THINKING)).tool_calls
+
+
+def test_the_profiles_load_no_prebuilt_tool_until_one_is_needed() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import toolwire.usage, toolwire.models.base\n"
+        "from toolwire.models.providers import ollama\n"
+        "print('toolwire.prebuilt' in sys.modules)\n"
+        "from toolwire import web_search\n"
+        "from toolwire.models import ModelRequest\n"
+        "model = ollama('gpt-oss:20b', api_key='k')\n"
+        "request = model.resolve_native_tools(ModelRequest.build('hi', tools=[web_search()]))\n"
+        "print([t.name for t in request.tools], 'toolwire.prebuilt.ollama_web' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["False", "['web_search'] True"]

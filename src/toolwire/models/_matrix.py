@@ -3,38 +3,32 @@
 `resolve_native` is what `ModelBase.resolve_native_tools` runs: each `NativeTool` goes through its
 cell in the model's profile, a `tool_choice` forcing one goes through the cell's `Force` (and the
 profile's thinking rule), and a cell's `ClientTool`s become the prebuilt function tools toolwire
-runs for the provider (Ollama's web API). This module sits above `toolwire.prebuilt`, so the
-profiles below it never import a tool.
+runs for the provider (Ollama's web API), their factories imported by name on first use (as
+`model()` imports a provider's factory): nothing here imports `toolwire.prebuilt`, which sits above
+the models' floor and costs its import only to the programs that use it.
 
 The docs tables (support matrix, forcing table, fees) are rendered here from the profiles.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+import importlib
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..errors import UnsupportedError
 from ..native import COMMON_OPTIONS, NATIVE_KINDS, NativeTool
-from ..prebuilt.ollama_web import ollama_web_fetch_tool, ollama_web_search_tool
-from ..tools import FunctionTool
 from ._parts import Cell, CellContext, ClientTool, NativePayload
 from .profiles import PROFILES, ModelProfile
 
 __all__ = [
-    "CLIENT_TOOLS",
+    "client_tools",
     "fee_table_markdown",
     "forcing_matrix_markdown",
     "resolve_native",
     "split_client_run",
     "support_matrix_markdown",
 ]
-
-CLIENT_TOOLS: dict[str, Callable[..., FunctionTool]] = {
-    "ollama_web_search": ollama_web_search_tool,
-    "ollama_web_fetch": ollama_web_fetch_tool,
-}
-"""The prebuilt tools a cell's `ClientTool` names, by its `factory`."""
 
 
 def resolve_native(
@@ -91,7 +85,7 @@ def resolve_native(
         payload = cell.build(common, extra, ctx)
         resolved.append((tool, cell, payload))
         out.tools.extend(payload.tools)
-        out.functions.extend(_client_tools(payload.functions))
+        out.functions.extend(client_tools(payload.functions))
         for key, value in payload.body.items():
             if key in out.body:
                 raise UnsupportedError(f"{profile.name} takes one {key!r}; two native tools set it")
@@ -101,11 +95,14 @@ def resolve_native(
     return out
 
 
-def _client_tools(described: Sequence[Any]) -> list[Any]:
+def client_tools(described: Sequence[Any]) -> list[Any]:
+    """Each `ClientTool` built by its factory (imported by name); other items as given."""
     built: list[Any] = []
     for item in described:
         if isinstance(item, ClientTool):
-            built.append(CLIENT_TOOLS[item.factory](name=item.name, **item.options))
+            module, _, attribute = item.factory.partition(":")
+            factory = getattr(importlib.import_module(module), attribute)
+            built.append(factory(name=item.name, **item.options))
         else:
             built.append(item)
     return built

@@ -124,10 +124,12 @@ class ChatQuirks:
 @dataclass(frozen=True, slots=True)
 class ClientTool:
     """A function tool toolwire runs on the provider's behalf (Ollama's web API), described here
-    and built by the models layer (`_matrix.py`), which may import the prebuilt tools.
+    and built when a request or an agent needs it (`_matrix.client_tools`).
 
     Attributes:
-        factory: Which prebuilt tool (a key of `_matrix.CLIENT_TOOLS`).
+        factory: The prebuilt tool's factory as `module:attribute`, imported on first use (as
+            `PROVIDERS` names the model factories), so the profiles never import the prebuilt
+            tools and a program that never asks Ollama for web search never loads them.
         name: The function tool's name, as the model calls it.
         options: The factory's keyword arguments (key, base URL, timeout, egress).
     """
@@ -412,7 +414,8 @@ def ollama(kind: str) -> Build:
                 f"Ollama's {kind} takes no {', '.join(unknown)}; it takes "
                 f"{', '.join(sorted(_OLLAMA_SETTINGS))}"
             )
-        return NativePayload(functions=[ClientTool(f"ollama_{kind}", kind, dict(e))])
+        factory = f"toolwire.prebuilt.ollama_web:ollama_{kind}_tool"
+        return NativePayload(functions=[ClientTool(factory, kind, dict(e))])
 
     return build
 
