@@ -54,7 +54,7 @@ from .base import (
     ToolCall,
     Usage,
 )
-from .profiles import TEST, stand_in_profile
+from .profiles import stand_in_profile
 
 __all__ = [
     "FunctionModel",
@@ -127,7 +127,7 @@ class _OfflineModel(ModelBase):
 
     @property
     def provider(self) -> str:
-        """`"test"`, or the provider this model stands in for (its matrix row and prices)."""
+        """`"test"`, or the provider this model stands in for (its profile and prices)."""
         return self._provider
 
     def resolve_native_tools(self, request: ModelRequest) -> ModelRequest:
@@ -139,7 +139,7 @@ class _OfflineModel(ModelBase):
             UnsupportedError: a spec or forced choice the stood-in provider refuses, or a
                 provider whose web tools toolwire itself would run over the network (Ollama).
         """
-        if self.profile is not TEST:
+        if self._provider != "test":  # the offline model itself keeps any spec as given
             super().resolve_native_tools(request)
         return request
 
@@ -229,8 +229,8 @@ class ScriptedModel(_OfflineModel):
     ```
 
     `provider="anthropic"` (with a real `model_name`) makes it stand in for that provider: native
-    specs are checked by its matrix row, and its prices cost the run. Raises `ModelResponseError`
-    when asked more times than it has replies.
+    specs, forced choices and structured output follow its profile, and its prices cost the run.
+    Raises `ModelResponseError` when asked more times than it has replies.
     """
 
     def __init__(
