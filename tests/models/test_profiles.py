@@ -277,3 +277,12 @@ def test_the_profiles_load_no_prebuilt_tool_until_one_is_needed() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["False", "['web_search'] True"]
+
+
+def test_a_profiles_tables_cannot_be_changed_in_place() -> None:
+    with pytest.raises(TypeError):
+        ANTHROPIC.native["web_search"] = ANTHROPIC.cell("web_fetch")  # type: ignore[index]
+    with pytest.raises(TypeError):
+        ANTHROPIC.fees["web_search"] = ANTHROPIC.fees["web_fetch"]  # type: ignore[index]
+    changed = dataclasses.replace(ANTHROPIC, native={})
+    assert not changed.cell("web_search").supported and ANTHROPIC.cell("web_search").supported

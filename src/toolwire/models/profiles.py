@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from types import MappingProxyType
 from typing import Any, Literal
 
 from ..native import NATIVE_KINDS
@@ -124,6 +125,11 @@ class ModelProfile:
     call_id_max: int | None = None
     families: Mapping[str, str] = field(default_factory=dict[str, str])
     chat: ChatQuirks = field(default_factory=ChatQuirks)
+
+    def __post_init__(self) -> None:
+        # Frozen all the way down: a profile is shared by every model of its provider.
+        for name in ("native", "fees", "families"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
     @property
     def native_output(self) -> bool:
