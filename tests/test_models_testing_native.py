@@ -31,9 +31,10 @@ from toolwire.messages import (
     load_history,
 )
 from toolwire.models.base import CompletionDone, ModelRequest
+from toolwire.models.profiles import TOOL_FEES, stand_in_profile
 from toolwire.models.testing import FunctionModel, NativeReply, ServerCall
-from toolwire.native import NATIVE_KINDS, SUPPORT, NativeTool, row_label
-from toolwire.usage import TOOL_FEES, estimate_cost
+from toolwire.native import NATIVE_KINDS, NativeTool
+from toolwire.usage import estimate_cost
 
 pytestmark = pytest.mark.anyio
 
@@ -205,8 +206,7 @@ _STAND_INS = ["anthropic", "openai", "azure", "google", "vertex", "mistral", "gr
 @pytest.mark.parametrize("provider", _STAND_INS)
 @pytest.mark.parametrize("kind", NATIVE_KINDS)
 async def test_a_stand_in_takes_exactly_what_its_row_takes(provider: str, kind: str) -> None:
-    label = row_label(provider, "responses")
-    assert label is not None
+    profile = stand_in_profile(provider)
     spec = {
         "web_search": web_search,
         "web_fetch": web_fetch,
@@ -222,7 +222,7 @@ async def test_a_stand_in_takes_exactly_what_its_row_takes(provider: str, kind: 
         ),
     }[kind]()
     model = ScriptedModel(["ok"], provider=provider, model_name="openai/gpt-oss-120b")
-    if SUPPORT[label][kind].supported and (provider, kind) != ("groq", "web_fetch"):
+    if profile.cell(kind).supported and (provider, kind) != ("groq", "web_fetch"):
         completion = await model.complete("hi", tools=[spec])
         assert completion.text == "ok" and model.requests[0].native_tools == [spec]
     else:

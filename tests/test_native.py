@@ -1,5 +1,5 @@
 """Native tools: the specs replayed through the real SDKs against the recordings, every "no" cell
-of the matrix refused before any request, and no tool ever silently dropped."""
+of every profile refused before any request, and no tool ever silently dropped."""
 
 from __future__ import annotations
 
@@ -29,19 +29,18 @@ from toolwire.models.base import (
 from toolwire.models.google import gemini, vertex
 from toolwire.models.mistral import MistralModel
 from toolwire.models.openai_responses import OpenAIResponsesModel
+from toolwire.models.profiles import PROFILES, TOOL_FEES, ModelProfile, ToolFee
 from toolwire.models.providers import chat_model
 from toolwire.native import (
     NATIVE_KINDS,
-    SUPPORT,
     NativeTool,
     code_execution,
     computer_use,
-    row_label,
     web_fetch,
     web_search,
 )
 from toolwire.prebuilt import EgressPolicy
-from toolwire.usage import TOOL_FEES, ToolFee, Usage, estimate_cost
+from toolwire.usage import Usage, estimate_cost
 
 pytestmark = [
     pytest.mark.anyio,
@@ -223,8 +222,15 @@ def _row_models() -> dict[str, ModelBase]:
         "OpenRouter": chat_model("openrouter", "deepseek/deepseek-chat", api_key="k"),
         "Ollama": chat_model("ollama", "gpt-oss:20b", api_key="k"),
         "DeepSeek": chat_model("deepseek", "deepseek-chat", api_key="k"),
+        "OpenAI-compatible": chat_model(
+            "openai-compatible", "llama", base_url="http://localhost:8000/v1"
+        ),
     }
     return made
+
+
+SUPPORT: dict[str, ModelProfile] = {p.name: p for p in PROFILES}
+"""Each profile by its row's name."""
 
 
 _SPECS: dict[str, Callable[[], NativeTool]] = {
@@ -239,16 +245,17 @@ def test_every_adapter_row_is_covered() -> None:
     models = _row_models()
     assert set(models) == set(SUPPORT)
     for label, model in models.items():
-        assert row_label(model.provider, model.api) == label
+        assert model.profile is SUPPORT[label]
+        assert (model.profile.provider, model.profile.api) == (model.provider, model.api)
 
 
 @pytest.mark.parametrize(
     ("label", "kind"),
     [
         (label, kind)
-        for label, row in SUPPORT.items()
+        for label, profile in SUPPORT.items()
         for kind in NATIVE_KINDS
-        if not row[kind].supported
+        if not profile.cell(kind).supported
     ],
 )
 async def test_no_cell_raises_before_any_request(label: str, kind: str) -> None:
@@ -258,7 +265,7 @@ async def test_no_cell_raises_before_any_request(label: str, kind: str) -> None:
         await model.complete("hi", tools=[city, _SPECS[kind]()])
     message = str(caught.value)
     assert label in message and kind in message
-    accepted = [k for k in NATIVE_KINDS if SUPPORT[label][k].supported]
+    accepted = [k for k in NATIVE_KINDS if SUPPORT[label].cell(k).supported]
     for name in accepted:
         assert f"{name}()" in message
     if label in ("OpenAI Chat", "Azure Chat"):

@@ -1,4 +1,5 @@
-"""docs/native-tools.md shows the support matrix and the fee table exactly as the code has them."""
+"""docs/native-tools.md shows the support matrix, the forcing table and the fee table exactly as the
+profiles make them (a drift test: edit a profile, regenerate the tables)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.native import fee_table_markdown, forcing_matrix_markdown, support_matrix_markdown
+from toolwire.models._matrix import (
+    fee_table_markdown,
+    forcing_matrix_markdown,
+    support_matrix_markdown,
+)
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "native-tools.md"
 
@@ -27,5 +32,5 @@ def test_docs_table_matches_the_code(marker: str, generate: object) -> None:
     assert callable(generate)
     assert found.group(1) == generate(), (
         f"the {marker} table in docs/native-tools.md differs from the code: paste the output of "
-        f"toolwire.native.{generate.__name__}() between the markers"  # pyright: ignore
+        f"toolwire.models._matrix.{generate.__name__}() between the markers"  # pyright: ignore
     )

@@ -1,5 +1,5 @@
 """Forcing native tools with `tool_choice`: one check, before any request, decided by the `force`
-of each cell of `toolwire.native.SUPPORT`; what can be forced reaches the wire in the provider's
+of each cell of each profile (`toolwire.models.profiles`); what can be forced reaches the wire in the provider's
 own form, through the real SDKs."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pytest
 from recordings.replay import ReplayServer
 from test_native import (
     _SPECS,
+    SUPPORT,
     _anthropic,
     _chat,
     _responses,
@@ -19,11 +20,12 @@ from test_native import (
     city,
 )
 from toolwire import UnsupportedError, computer_use, tool, web_fetch, web_search
+from toolwire.models._matrix import forcing_matrix_markdown
 from toolwire.models.anthropic import AnthropicModel
 from toolwire.models.base import ModelBase, ModelRequest, forbid_model_requests
 from toolwire.models.mistral import MistralModel
 from toolwire.models.providers import chat_model
-from toolwire.native import NATIVE_KINDS, SUPPORT, forcing_matrix_markdown
+from toolwire.native import NATIVE_KINDS
 
 pytestmark = [
     pytest.mark.anyio,
@@ -32,15 +34,15 @@ pytestmark = [
 
 _BY_NAME_REFUSED = [
     (label, kind)
-    for label, row in SUPPORT.items()
+    for label, profile in SUPPORT.items()
     for kind in NATIVE_KINDS
-    if row[kind].supported and row[kind].force.by_name is None
+    if profile.cell(kind).supported and profile.cell(kind).force.by_name is None
 ]
 _REQUIRED_REFUSED = [
     (label, kind)
-    for label, row in SUPPORT.items()
+    for label, profile in SUPPORT.items()
     for kind in NATIVE_KINDS
-    if row[kind].supported and row[kind].force.required is None
+    if profile.cell(kind).supported and profile.cell(kind).force.required is None
 ]
 
 
@@ -78,7 +80,7 @@ async def test_forcing_by_name_where_no_provider_can_raises_before_any_request(
         await model.complete("hi", tools=tools, tool_choice=kind)
     message = str(caught.value)
     assert label in message and f"{kind}()" in message
-    assert SUPPORT[label][kind].force.wire in message
+    assert SUPPORT[label].cell(kind).force.wire in message
 
 
 @pytest.mark.parametrize(("label", "kind"), _REQUIRED_REFUSED)

@@ -200,11 +200,15 @@ async def test_function_tools_are_refused_and_native_tools_only_where_supported(
         await TestModel().parse("?", output_type=City, native_tools=[{"type": "web_search"}])
 
 
-async def test_native_mode_on_a_model_without_it_is_refused_before_any_request() -> None:
-    class Plain(TestModel):
-        native_output = False
+def _plain() -> TestModel:
+    """A test model whose profile has no structured output of its own."""
+    model = TestModel()
+    model.profile = dataclasses.replace(model.profile, structured_output="none")
+    return model
 
-    model = Plain()
+
+async def test_native_mode_on_a_model_without_it_is_refused_before_any_request() -> None:
+    model = _plain()
     with pytest.raises(UnsupportedError, match="mode='tool'"):
         await model.parse("?", output_type=City, mode="native")
     assert model.requests == []
@@ -280,17 +284,14 @@ def test_any_supported_type_round_trips(case: tuple[Any, Any]) -> None:
 async def test_wrappers_ask_natively_only_when_every_model_that_may_answer_can() -> None:
     from toolwire.models import CachedModel, FallbackModel
 
-    class Plain(TestModel):
-        native_output = False
-
-    primary, backup = TestModel(), Plain()
+    primary, backup = TestModel(), _plain()
     chain = FallbackModel(primary, backup)
-    assert not chain.native_output
+    assert not chain.profile.native_output
     result = await chain.parse("?", output_type=City)
     assert isinstance(result.output, City)
     assert primary.requests[0].output is None and primary.requests[0].tools[0].name == "City"
     cached = CachedModel(TestModel())
-    assert cached.native_output
+    assert cached.profile.native_output
     first = await cached.parse("?", output_type=City)
     again = await cached.parse("?", output_type=City)
     assert again.output == first.output and again.completion.attempts[0].cached

@@ -3,6 +3,7 @@ corrections, refusals, streaming and a history that stays whole."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pydantic
@@ -131,10 +132,8 @@ async def test_a_refusal_ends_the_run_as_refused() -> None:
 
 
 async def test_native_mode_on_a_model_without_it_fails_before_any_request() -> None:
-    class Plain(TestModel):
-        native_output = False
-
-    model = Plain()
+    model = TestModel()
+    model.profile = dataclasses.replace(model.profile, structured_output="none")
     with pytest.raises(UnsupportedError, match="output_mode"):
         await Agent(model, output_type=Sum, output_mode="native").run("?")
     assert model.requests == []

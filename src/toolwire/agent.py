@@ -21,8 +21,9 @@ from ._config import LoopConfig, RunConfig, RunOptions, build_tools, native_spec
 from ._events import RunCompleted, RunEvent, StreamSink, Subscriber
 from ._run_result import RunResult
 from .messages import Message
+from .models._matrix import split_client_run
 from .models.base import Model, ModelSettings, StreamEvent
-from .native import split_client_run
+from .models.profiles import profile_of
 
 __all__ = ["Agent", "LoopConfig", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
@@ -79,9 +80,7 @@ class Agent:
 
             self.model = RetryModel(self.model, self._config.retry)
         self.native_tools, client_run = split_client_run(
-            self.model.provider,
-            getattr(self.model, "api", ""),
-            native_specs(self._config.tools),
+            profile_of(self.model), native_specs(self._config.tools)
         )
         self.tools = build_tools([*self._config.tools, *client_run], self._config.hooks)
         self._settings = ModelSettings.coerce(self._config.settings)

@@ -53,6 +53,7 @@ from .models._request import (
     OutputSpec,
     request_messages,
 )
+from .models.profiles import profile_of
 from .results import TextPart
 from .tools import Tool, tool
 from .usage import Usage
@@ -326,7 +327,7 @@ def resolve_mode(model: Model, mode: OutputMode | Literal["auto"]) -> OutputMode
     """`auto` as native where the model has native structured output, else tool."""
     if mode != "auto":
         return mode
-    return "native" if getattr(model, "native_output", False) else "tool"
+    return "native" if profile_of(model).native_output else "tool"
 
 
 def prompt_instructions(spec: OutputSpec) -> str:
@@ -432,7 +433,7 @@ def _build(
             "(Agent(..., output_type=T))"
         )
     resolved = resolve_mode(model, mode)
-    if native_tools and not getattr(model, "native_tools_with_output", False):
+    if native_tools and not profile_of(model).output_with_native_tools:
         raise UnsupportedError(
             f"{getattr(model, 'provider', 'this provider')} cannot combine native tools with "
             "structured output in parse() (Gemini and Vertex can)"
@@ -616,7 +617,7 @@ class RunOutput:
     ) -> None:
         self.output = _as_output(output_type)
         self.mode = resolve_mode(model, mode)
-        if self.mode == "native" and not getattr(model, "native_output", False):
+        if self.mode == "native" and not profile_of(model).native_output:
             raise UnsupportedError(
                 f"{getattr(model, 'provider', type(model).__name__)} has no native structured "
                 "output here; use output_mode='tool' or 'prompted'"

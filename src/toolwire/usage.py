@@ -1,4 +1,8 @@
-"""What a run cost: token usage (`Usage`), money (`Cost`) and run limits."""
+"""What a run cost: token usage (`Usage`), money (`Cost`) and run limits.
+
+Token prices come from `genai-prices`; the per-use fees of provider-side tools from the profiles
+(`toolwire.models.profiles.TOOL_FEES`, built from each profile's `fees`).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,11 @@ from typing import Any
 
 import anyio.to_thread
 
+from .models.profiles import TOOL_FEES
+
 __all__ = [
-    "TOOL_FEES",
     "Cost",
     "RunLimits",
-    "ToolFee",
     "Usage",
     "estimate_cost",
     "load_prices",
@@ -109,69 +113,6 @@ class RunLimits:
                 raise ValueError(f"{name} must be positive, got {value}")
 
 
-@dataclass(frozen=True, slots=True)
-class ToolFee:
-    """What one use of a provider-side tool costs, beside the tokens.
-
-    Attributes:
-        per_use: US dollars per use (per entry of `Usage.server_tool_requests`).
-        source: Where the price was published, and how it is counted.
-        as_of: The date the price was read.
-    """
-
-    per_use: Decimal
-    source: str
-    as_of: str
-
-
-TOOL_FEES: dict[tuple[str, str], ToolFee] = {
-    ("openai", "web_search"): ToolFee(
-        Decimal("0.01"), "OpenAI pricing: web search tool calls, $10 per 1,000", "2026-11-30"
-    ),
-    ("openai", "code_execution"): ToolFee(
-        Decimal("0.03"),
-        "OpenAI pricing: code interpreter, $0.03 per 1 GB container session (counted per call)",
-        "2026-11-30",
-    ),
-    ("anthropic", "web_search"): ToolFee(
-        Decimal("0.01"), "Anthropic pricing: web search, $10 per 1,000 searches", "2026-11-30"
-    ),
-    ("anthropic", "web_fetch"): ToolFee(
-        Decimal(0), "Anthropic pricing: web fetch has no fee beyond tokens", "2026-11-30"
-    ),
-    ("anthropic", "code_execution"): ToolFee(
-        Decimal(0),
-        "Anthropic pricing: billed per container-hour after 1,550 free hours a month, not per use",
-        "2026-11-30",
-    ),
-    ("google", "web_search"): ToolFee(
-        Decimal("0.014"),
-        "Gemini API pricing: Google Search grounding (Gemini 3), $14 per 1,000 queries after the "
-        "free monthly allowance",
-        "2026-11-30",
-    ),
-    ("google", "code_execution"): ToolFee(
-        Decimal(0), "Gemini API pricing: code execution has no fee beyond tokens", "2026-11-30"
-    ),
-    ("vertex", "web_search"): ToolFee(
-        Decimal("0.014"),
-        "Vertex AI pricing: Grounding with Google Search (Gemini 3), $14 per 1,000 queries",
-        "2026-11-30",
-    ),
-    ("vertex", "code_execution"): ToolFee(
-        Decimal(0), "Vertex AI pricing: code execution has no fee beyond tokens", "2026-11-30"
-    ),
-    ("openrouter", "web_fetch"): ToolFee(
-        Decimal("0.001"), "OpenRouter: web fetch (Exa/Parallel), $0.001 per page", "2026-11-30"
-    ),
-}
-"""Per-use fees of provider-side tools by (provider, tool type); add or replace entries freely.
-
-`estimate_cost` adds them to the token price. A tool use whose (provider, type) has no entry
-makes the cost unknown, with the reason, rather than silently free.
-"""
-
-
 def _tool_fees(provider: str, usage: Usage) -> Decimal | str:
     """The per-use fees of a request, or why they are unknown."""
     total = Decimal(0)
@@ -181,7 +122,8 @@ def _tool_fees(provider: str, usage: Usage) -> Decimal | str:
         fee = TOOL_FEES.get((provider, kind))
         if fee is None:
             return (
-                f"no known fee for {provider}'s {kind} tool (add one to toolwire.usage.TOOL_FEES)"
+                f"no known fee for {provider}'s {kind} tool (add one to "
+                "toolwire.models.profiles.TOOL_FEES)"
             )
         total += fee.per_use * count
     return total

@@ -341,7 +341,7 @@ async def test_missing_or_conflicting_configuration_is_refused(
     )
     passed = azure("dep", client=own)
     assert isinstance(passed, OpenAIChatModel) and passed.client is own
-    assert passed.profile.content_filter_error
+    assert passed.profile.chat.content_filter_error
     await passed.aclose()
     assert not own.is_closed()  # the caller's client stays open
     await own.close()

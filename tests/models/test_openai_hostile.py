@@ -41,6 +41,7 @@ from toolwire.messages import (
 )
 from toolwire.models.base import CompletionDone, ModelSettings, ToolCallDelta, forbid_model_requests
 from toolwire.models.openai_chat import ModelStreamError, OpenAIChatModel
+from toolwire.models.profiles import PROVIDERS
 from toolwire.models.providers import chat_model, ollama, openai_compatible
 from toolwire.results import AudioPart, ImagePart, ResourcePart, TextPart
 
@@ -762,7 +763,7 @@ async def test_every_preset_factory_takes_a_name_and_options() -> None:
     ]:
         model = factory("some-model", api_key="k", base_url="http://127.0.0.1:9/v1", timeout=5)
         assert (model.provider, model.model_name) == (name, "some-model")
-        assert model.profile == providers.PRESETS[name].profile
+        assert model.profile == PROVIDERS[name].profile
         assert model.client.timeout == 5
 
 
@@ -902,7 +903,7 @@ async def test_profile_none_keeps_the_presets_quirks() -> None:
     from toolwire.models import providers
 
     model = providers.deepseek("deepseek-chat", api_key="k", profile=None)
-    assert model.profile == providers.PRESETS["deepseek"].profile
+    assert model.profile == PROVIDERS["deepseek"].profile
     await model.aclose()
 
 

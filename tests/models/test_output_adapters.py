@@ -164,7 +164,7 @@ def test_gemini_asks_for_json_with_the_schema() -> None:
     _, config = model.wire_request(native_request(model))
     assert config["response_mime_type"] == "application/json"
     assert set(config["response_json_schema"]["properties"]) == {"city", "celsius", "note"}
-    assert model.native_tools_with_output
+    assert model.profile.output_with_native_tools
 
 
 def test_mistral_asks_through_response_format() -> None:

@@ -6,11 +6,13 @@ import pytest
 
 from toolwire import MissingApiKeyError, model
 from toolwire.models import PROVIDERS
-from toolwire.models.providers import PRESETS
 
 KEYED = sorted(
-    [(name, preset.key_env) for name, preset in PRESETS.items() if preset.key_required]
-    + [("anthropic", "ANTHROPIC_API_KEY")]
+    (name, entry.key_env)
+    for name, entry in PROVIDERS.items()
+    if entry.key_required
+    and entry.key_env
+    and entry.factory.startswith("toolwire.models.providers:")
 )
 """Providers whose model holds an `openai`/`anthropic` SDK client exposing `api_key`."""
 

@@ -44,6 +44,7 @@ from toolwire.models.base import (
     TextDelta,
     forbid_model_requests,
 )
+from toolwire.models.profiles import ModelProfile
 from toolwire.usage import Usage
 
 pytestmark = pytest.mark.anyio
@@ -65,7 +66,10 @@ class Stub(ModelBase):
 
     api = "stub-api"
     dialect = "anthropic"
-    native_output = True  # takes a structured-answer spec (the cache key must cover it)
+    # Takes a structured-answer spec (the cache key must cover it).
+    profile = ModelProfile(
+        name="stub", provider="stub", api="stub-api", structured_output="json_schema"
+    )
 
     def __init__(self, name: str, outcomes: Sequence[Outcome], provider: str = "stub") -> None:
         self._name = name

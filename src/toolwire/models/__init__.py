@@ -10,30 +10,32 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .._attempts import Attempt
-from ..usage import Usage
-from ._completion import (
-    CallIds,
-    Completion,
-    CompletionDone,
-    FinishReason,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCall,
-    ToolCallDelta,
-)
-from ._guard import allow_model_requests, check_model_requests_allowed, forbid_model_requests
-from ._request import (
-    Model,
-    ModelRequest,
-    ModelSettings,
-    OutputSpec,
-    PreparedRequest,
-    ToolChoice,
-)
+from .._extras import require_extra
+from .profiles import PROVIDERS, ModelProfile
 
 if TYPE_CHECKING:
+    from .._attempts import Attempt
+    from ..usage import Usage
+    from ._completion import (
+        CallIds,
+        Completion,
+        CompletionDone,
+        FinishReason,
+        ReasoningDelta,
+        StreamEvent,
+        TextDelta,
+        ToolCall,
+        ToolCallDelta,
+    )
+    from ._guard import allow_model_requests, check_model_requests_allowed, forbid_model_requests
+    from ._request import (
+        Model,
+        ModelRequest,
+        ModelSettings,
+        OutputSpec,
+        PreparedRequest,
+        ToolChoice,
+    )
     from .base import ModelBase
     from .testing import FunctionModel, ScriptedModel, TestModel
     from .wrappers import (
@@ -48,7 +50,27 @@ if TYPE_CHECKING:
     )
 
 _LAZY: dict[str, str] = {
+    "Attempt": "toolwire._attempts",
+    "CallIds": "._completion",
+    "Completion": "._completion",
+    "CompletionDone": "._completion",
+    "FinishReason": "._completion",
+    "Model": "._request",
     "ModelBase": ".base",
+    "ModelRequest": "._request",
+    "ModelSettings": "._request",
+    "OutputSpec": "._request",
+    "PreparedRequest": "._request",
+    "ReasoningDelta": "._completion",
+    "StreamEvent": "._completion",
+    "TextDelta": "._completion",
+    "ToolCall": "._completion",
+    "ToolCallDelta": "._completion",
+    "ToolChoice": "._request",
+    "Usage": "toolwire.usage",
+    "allow_model_requests": "._guard",
+    "check_model_requests_allowed": "._guard",
+    "forbid_model_requests": "._guard",
     "FunctionModel": ".testing",
     "ScriptedModel": ".testing",
     "TestModel": ".testing",
@@ -61,9 +83,9 @@ _LAZY: dict[str, str] = {
     "RetryPolicy": ".wrappers",
     "WrapperModel": ".wrappers",
 }
-"""Imported on first use: a run that needs neither the offline models nor the wrappers (the
-loop imports `models.base`, and so this package) does not pay for them. `ModelBase` too: it
-builds on `toolwire.output`, which imports the request values from this package."""
+"""Imported on first use: a run that needs neither the offline models nor the wrappers does not pay
+for them, and the low modules that read the profiles (`toolwire.usage` reads the fees) import this
+package without importing `models.base`, which imports them."""
 
 
 def __getattr__(name: str) -> Any:
@@ -90,6 +112,7 @@ __all__ = [
     "MemoryStore",
     "Model",
     "ModelBase",
+    "ModelProfile",
     "ModelRequest",
     "ModelSettings",
     "OutputSpec",
@@ -112,41 +135,6 @@ __all__ = [
     "model",
 ]
 
-PROVIDERS: dict[str, str] = {
-    "anthropic": "toolwire.models.providers:anthropic",
-    "azure": "toolwire.models.azure:azure",
-    "deepseek": "toolwire.models.providers:deepseek",
-    "gemini": "toolwire.models.google:gemini",
-    "google": "toolwire.models.google:gemini",
-    "groq": "toolwire.models.providers:groq",
-    "mistral": "toolwire.models.mistral:MistralModel",
-    "ollama": "toolwire.models.providers:ollama",
-    "openai": "toolwire.models.providers:openai",
-    "openai-compatible": "toolwire.models.providers:openai_compatible",
-    "openai-responses": "toolwire.models.openai_responses:OpenAIResponsesModel",
-    "openrouter": "toolwire.models.providers:openrouter",
-    "test": "toolwire.models.testing:TestModel",
-    "vertex": "toolwire.models.google:vertex",
-}
-"""Provider prefix -> `module:factory`; the factory takes the model name and the options."""
-
-_EXTRAS: dict[str, tuple[str, str]] = {
-    "anthropic": ("anthropic", "anthropic"),
-    "azure": ("openai", "openai"),
-    "deepseek": ("openai", "openai"),
-    "gemini": ("google", "google.genai"),
-    "google": ("google", "google.genai"),
-    "groq": ("openai", "openai"),
-    "mistral": ("mistral", "mistralai"),
-    "ollama": ("openai", "openai"),
-    "openai": ("openai", "openai"),
-    "openai-compatible": ("openai", "openai"),
-    "openai-responses": ("openai", "openai"),
-    "openrouter": ("openai", "openai"),
-    "vertex": ("google", "google.genai"),
-}
-"""Provider prefix -> (the toolwire extra, the module it installs), checked before the import."""
-
 
 def model(spec: str, **options: Any) -> Model:
     """Resolve `"provider:model-name"` (or just `"test"`) to a model.
@@ -157,18 +145,15 @@ def model(spec: str, **options: Any) -> Model:
         MissingApiKeyError: the provider needs a key and its variable is unset.
     """
     provider, _, name = spec.partition(":")
-    target = PROVIDERS.get(provider)
-    if target is None:
+    entry = PROVIDERS.get(provider)
+    if entry is None:
         known = ", ".join(sorted(PROVIDERS))
         raise ValueError(
             f"Unknown model provider {provider!r} in {spec!r}. Known providers: {known}."
         )
-    needs = _EXTRAS.get(provider)
-    if needs is not None:
-        from .._extras import require_extra
-
-        require_extra(needs[0], needs[1], needed_by=f"the {provider} models")
-    module_name, _, attribute = target.partition(":")
+    if entry.extra is not None:
+        require_extra(entry.extra[0], entry.extra[1], needed_by=f"the {provider} models")
+    module_name, _, attribute = entry.factory.partition(":")
     factory = getattr(importlib.import_module(module_name), attribute)
     if provider == "test":
         return factory(model_name=name or "test", **options)

@@ -48,6 +48,7 @@ from .base import (
     ToolChoice,
     Usage,
 )
+from .profiles import MISTRAL
 
 if TYPE_CHECKING:
     import httpx2
@@ -152,6 +153,7 @@ class MistralBase(OwnsClient, ModelBase):
     """
 
     dialect = "openai"
+    profile = MISTRAL
 
     def __init__(
         self,
@@ -404,7 +406,7 @@ class Answer:
             parts.append(ReasoningBlock(text=text, provider_state={"chunk": chunk}))
         if self.text:
             parts.append(TextBlock("".join(self.text)))
-        ids = CallIds("call")
+        ids = CallIds(MISTRAL.call_id_prefix)
         for position, call in enumerate(self.calls):
             if not call.name:
                 raise ModelResponseError(f"mistral returned tool call {position} without a name")

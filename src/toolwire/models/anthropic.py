@@ -85,6 +85,7 @@ from .base import (
     StreamEvent,
     ToolChoice,
 )
+from .profiles import ANTHROPIC
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -97,7 +98,6 @@ DEFAULT_MAX_TOKENS = 4096
 MAX_CONTINUATIONS = 5
 """How many times a paused turn (`stop_reason: "pause_turn"`) is continued by default."""
 
-_THINKING_ON = ("enabled", "adaptive")
 _FORCED = ("any", "tool")
 
 
@@ -119,7 +119,7 @@ class AnthropicModel(OwnsClient, ModelBase):
 
     api = "messages"
     dialect = "anthropic"
-    native_output = True
+    profile = ANTHROPIC
 
     def __init__(
         self,
@@ -185,7 +185,7 @@ class AnthropicModel(OwnsClient, ModelBase):
             UnsupportedError: a request Anthropic cannot take (e.g. forced tool use with thinking).
         """
         wire = self.wire_request(request)
-        ids = CallIds("toolu")
+        ids = CallIds(self.profile.call_id_prefix)
         total = await self._send(wire, ids)
         raws: list[Any] = [total.raw]
         for _ in range(self.max_continuations):
@@ -205,7 +205,7 @@ class AnthropicModel(OwnsClient, ModelBase):
         paused turn is continued, so parallel calls never mix.
         """
         first = wire = self.wire_request(request)
-        ids = CallIds("toolu")
+        ids = CallIds(self.profile.call_id_prefix)
         total: Completion | None = None
         raws: list[Any] = []
         offset = 0
@@ -458,17 +458,10 @@ def _merge(first: Completion, then: Completion) -> Completion:
 
 
 def _check_thinking(body: Mapping[str, Any]) -> None:
-    thinking = body.get("thinking")
+    """The profile's thinking rule, on the body's own tool choice (a raw one in `extra` too)."""
     choice = body.get("tool_choice")
-    if not (isinstance(thinking, Mapping) and isinstance(choice, Mapping)):
-        return
-    thinking_type = cast(Mapping[str, Any], thinking).get("type")
-    choice_type = cast(Mapping[str, Any], choice).get("type")
-    if thinking_type in _THINKING_ON and choice_type in _FORCED:
-        raise UnsupportedError(
-            "Anthropic refuses forced tool use (tool_choice 'required' or a tool name) while "
-            "extended thinking is on; use tool_choice='auto' or turn thinking off"
-        )
+    if isinstance(choice, Mapping) and cast(Mapping[str, Any], choice).get("type") in _FORCED:
+        ANTHROPIC.thinking.check_forced(body, ANTHROPIC.name)
 
 
 # --- errors ---------------------------------------------------------------------------------------

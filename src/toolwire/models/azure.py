@@ -28,16 +28,13 @@ from typing import Any, Literal, TypeAlias
 
 from ..errors import MissingApiKeyError, ModelError
 from ._content_filter import filtered_categories
-from .openai_chat import ChatProfile, OpenAIChatModel
+from .openai_chat import OpenAIChatModel
 from .openai_responses import OpenAIResponsesModel
 
-__all__ = ["AZURE_PROFILE", "TokenProvider", "azure", "filtered_categories"]
+__all__ = ["TokenProvider", "azure", "filtered_categories"]
 
 TokenProvider: TypeAlias = Callable[[], "str | Awaitable[str]"]
 """A Microsoft Entra ID token source: returns a bearer token, or an awaitable of one."""
-
-AZURE_PROFILE = ChatProfile(content_filter_error=True)
-"""Azure's Chat Completions quirks: content-filter stops raise, naming the categories."""
 
 _VERSION_VARS = ("AZURE_OPENAI_API_VERSION", "OPENAI_API_VERSION")
 
@@ -68,7 +65,8 @@ def azure(
             `OPENAI_API_VERSION` when not given.
         timeout: Seconds per request.
         max_retries: The SDK's own retries (0: the caller decides).
-        **options: Passed to the model (`OpenAIChatModel`: `profile`; `OpenAIResponsesModel`:
+        **options: Passed to the model (`OpenAIChatModel`: `profile`, by default
+            `profiles.AZURE_CHAT`; `OpenAIResponsesModel`:
             `store`, `encrypted_reasoning`, `previous_response_id`), `client=` (a ready
             `openai.AsyncAzureOpenAI`, which stays the caller's), or to the client built here
             (`default_headers`, `http_client`...).
@@ -84,7 +82,6 @@ def azure(
     client = options.pop("client", None)
     if client is not None:  # the caller's client: used as it is, never rebuilt nor closed
         if api == "chat-completions":
-            model_options.setdefault("profile", AZURE_PROFILE)
             return OpenAIChatModel(deployment, provider="azure", client=client, **model_options)
         return OpenAIResponsesModel(
             deployment, provider="azure", client=client, content_filter_error=True, **model_options
@@ -118,7 +115,6 @@ def azure(
                 "AZURE_OPENAI_API_VERSION or OPENAI_API_VERSION (e.g. 2024-10-21)"
             )
         client_options.update(azure_endpoint=root, azure_deployment=deployment, api_version=version)
-        model_options.setdefault("profile", AZURE_PROFILE)
         return OpenAIChatModel(
             deployment,
             provider="azure",

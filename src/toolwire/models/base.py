@@ -22,7 +22,6 @@ from typing import Any, ClassVar, Literal, TypeVar
 from .._attempts import Attempt
 from ..errors import UnsupportedError
 from ..messages import AssistantMessage, Message
-from ..native import resolve_native
 from ..output import OutputType, ParseResult, PartialOutput, parse, stream_parse
 from ..tools import DefinitionDialect, ToolDefinition, ToolLike
 from ..usage import Usage
@@ -41,6 +40,7 @@ from ._completion import (
     completion_events,
 )
 from ._guard import allow_model_requests, check_model_requests_allowed, forbid_model_requests
+from ._matrix import resolve_native
 from ._request import (
     Model,
     ModelRequest,
@@ -53,6 +53,7 @@ from ._request import (
     request_messages,
     resolve_tools,
 )
+from .profiles import CUSTOM, ModelProfile
 
 _T = TypeVar("_T")
 
@@ -107,15 +108,17 @@ class ModelBase(abc.ABC):
         dialect: The schema dialect tool definitions are compiled for.
         guarded: Real requests are checked against `forbid_model_requests`; the offline test
             models are not.
+
+    Attributes:
+        profile: What the provider takes and refuses (`toolwire.models.profiles`): native tool
+            cells, structured output, thinking rules, fees. An adapter sets its own (a class
+            attribute, or per instance when it serves several providers).
     """
 
     api: ClassVar[str] = "custom"
     dialect: ClassVar[DefinitionDialect] = "openai"
     guarded: ClassVar[bool] = True
-    native_output: bool = False
-    """The adapter maps `ModelRequest.output` onto the provider's own structured output."""
-    native_tools_with_output: bool = False
-    """Native tools and a structured answer can share one request (Gemini, Vertex)."""
+    profile: ModelProfile = CUSTOM
 
     def __init__(self, model_name: str, *, provider: str) -> None:
         self._model_name = model_name
@@ -244,7 +247,7 @@ class ModelBase(abc.ABC):
 
     def prepare(self, request: ModelRequest, *, stream: bool = False) -> PreparedRequest:
         """The request made ready for this model, once: a named `tool_choice` checked against
-        the request's tools, native tool specs resolved for this adapter (`native.py`), the
+        the request's tools, native tool specs resolved through this model's profile, the
         request guard checked, and the tool and output definitions compiled for its dialect.
 
         Raises:
@@ -253,12 +256,14 @@ class ModelBase(abc.ABC):
             ModelRequestsForbidden: real requests are forbidden here.
         """
         check_tool_choice(request)
+        if request.tools or request.native_tools:
+            self.profile.check_forcing(request.tool_choice, self.body_options(request))
         if request.native_tools:
             request = self.resolve_native_tools(request)
         if self.guarded:
             check_model_requests_allowed(self.provider)
         output = request.output
-        if output is not None and not self.native_output:
+        if output is not None and not self.profile.native_output:
             raise UnsupportedError(
                 f"{self.provider} ({self.api}) has no native structured output here; "
                 "ask with mode='tool' or mode='prompted'"
@@ -281,21 +286,17 @@ class ModelBase(abc.ABC):
         `prepare` calls it once per request."""
         return output.definition(self.dialect)
 
-    def resolve_native_tools(
-        self, request: ModelRequest, *, api: str | None = None
-    ) -> ModelRequest:
-        """The request with its native tool specs turned into this adapter's payload.
-
-        `api` picks the matrix row by another wire API than this model's (offline stand-ins).
+    def resolve_native_tools(self, request: ModelRequest) -> ModelRequest:
+        """The request with its native tool specs turned into this adapter's payload, through
+        the cells of its `profile`.
 
         Raises:
             UnsupportedError: a native tool or option this provider does not take, or a
                 `tool_choice` forcing a native tool it cannot be made to use.
         """
         payload = resolve_native(
+            self.profile,
             request.native_tools,
-            provider=self.provider,
-            api=api or self.api,
             model_name=self.model_name,
             function_tools=bool(request.tools),
             tool_choice=request.tool_choice,

@@ -83,6 +83,7 @@ from .base import (
     StreamEvent,
     ToolChoice,
 )
+from .profiles import profile_for
 
 if TYPE_CHECKING:
     from google import genai
@@ -129,8 +130,6 @@ class GeminiModel(OwnsClient, ModelBase):
 
     api = "generate-content"
     dialect = "gemini"
-    native_output = True
-    native_tools_with_output = True
 
     def __init__(
         self,
@@ -158,6 +157,7 @@ class GeminiModel(OwnsClient, ModelBase):
         else:
             self._clients = LoopBoundClient(_Client(client, owned=False), None)
         super().__init__(model_name, provider=provider)
+        self.profile = profile_for(provider, self.api)
         self.provider_options: dict[str, Any] = provider_options
 
     @property
@@ -183,7 +183,9 @@ class GeminiModel(OwnsClient, ModelBase):
             UnsupportedError: a setting Gemini cannot take.
         """
         contents, config = self.wire_request(request)
-        assembler = ResponseAssembler(CallIds("call"), self._provider, streamed=False)
+        assembler = ResponseAssembler(
+            CallIds(self.profile.call_id_prefix), self._provider, streamed=False
+        )
         client = self._clients.get().sdk
         try:
             response = await client.aio.models.generate_content(
@@ -199,7 +201,9 @@ class GeminiModel(OwnsClient, ModelBase):
     async def stream_request(self, request: PreparedRequest) -> AsyncIterator[StreamEvent]:
         """Text, reasoning and tool-call deltas, then `CompletionDone`."""
         contents, config = self.wire_request(request)
-        assembler = ResponseAssembler(CallIds("call"), self._provider, streamed=True)
+        assembler = ResponseAssembler(
+            CallIds(self.profile.call_id_prefix), self._provider, streamed=True
+        )
         client = self._clients.get().sdk
         try:
             stream = await client.aio.models.generate_content_stream(

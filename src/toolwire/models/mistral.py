@@ -75,7 +75,6 @@ class MistralModel(MistralBase):
     """
 
     api = "mistral-chat"
-    native_output = True
 
     def __init__(
         self,

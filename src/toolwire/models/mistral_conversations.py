@@ -57,6 +57,7 @@ from .base import (
     ToolCallDelta,
     Usage,
 )
+from .profiles import MISTRAL
 
 __all__ = ["API", "MistralConversationsModel"]
 
@@ -88,7 +89,6 @@ class MistralConversationsModel(MistralBase):
     """
 
     api = API
-    native_output = True
 
     async def complete_request(self, request: PreparedRequest) -> Completion:
         """Start a conversation that is not stored, with the whole history inline.
@@ -346,7 +346,7 @@ def parse_conversation(response: Any, model_name: str) -> Completion:
     if outputs is None:
         raise ModelResponseError("mistral returned a conversation response without outputs")
     parts: list[AssistantPart] = []
-    ids = CallIds("call")
+    ids = CallIds(MISTRAL.call_id_prefix)
     conversation_id = value(response, "conversation_id")
     model: str | None = None
     calls = 0

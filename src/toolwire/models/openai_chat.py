@@ -1,8 +1,9 @@
 """OpenAI Chat Completions (`/chat/completions`): toolwire's conversation to the wire and back.
 
 One wire format serves OpenAI and the servers that copy it (Groq, DeepSeek, OpenRouter, Ollama,
-vLLM, llama.cpp, LM Studio). `ChatProfile` holds what differs between them; `providers` holds their
-base URLs and API keys. Built on the official `openai` SDK, imported only when a model is created.
+vLLM, llama.cpp, LM Studio). Each provider's profile holds what differs between them (`ChatQuirks`
+in `profile.chat`); its entry in `profiles.PROVIDERS` holds its base URL and API key. Built on the
+official `openai` SDK, imported only when a model is created.
 
 History from elsewhere (the drop rule): an assistant turn not written by this provider's Chat
 Completions API (`ModelBase.owns`: another provider, or another API of the same one) keeps its text
@@ -24,8 +25,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     ModelConnectionError,
@@ -71,11 +71,12 @@ from .base import (
     StreamEvent,
     ToolChoice,
 )
+from .profiles import ModelProfile, profile_for
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
 
-__all__ = ["ChatProfile", "ModelStreamError", "OpenAIChatModel"]
+__all__ = ["ModelStreamError", "OpenAIChatModel"]
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -96,45 +97,6 @@ _AUDIO_FORMATS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ChatProfile:
-    """What differs between servers that speak Chat Completions.
-
-    Attributes:
-        reasoning_replay: How a turn's own reasoning goes back in later requests: `"omit"`,
-            `"field"` (a message field, see `reasoning_field`) or `"think_tags"` (`<think>` tags
-            before the text, as Groq accepts).
-        reasoning_field: The message field for `"field"`; `None` uses the field it arrived in.
-        reasoning_on_every_turn: Send the field on every assistant turn, empty when there is
-            nothing to send (DeepSeek's thinking mode wants it on tool-call turns).
-        stream_usage: Ask for usage in the last chunk of a stream (`stream_options`).
-        max_tokens_field: The body field `ModelSettings.max_tokens` goes to.
-        file_urls: The server takes a URL as a file's data (OpenRouter); elsewhere files must be
-            bytes, and a URL raises `UnsupportedError`.
-        system_role: The role system messages are sent with.
-        media: The server reads images, audio and files; a text-only server (DeepSeek) raises
-            `UnsupportedError` for them in user turns, and a tool's media stay described in its
-            result's text.
-        content_filter_error: A turn the content filter stopped raises `ModelStreamError`
-            (code `content_filter`) naming the filtered categories (Azure), instead of finishing
-            with `content_filter`; a refused prompt's HTTP error names them too.
-        structured_output: How a native structured answer is asked for: `"json_schema"`
-            (`response_format` with the schema, strict when it allows), `"json_object"` (JSON
-            mode, the schema in the instructions) or `"none"` (use tool or prompted mode).
-    """
-
-    reasoning_replay: Literal["omit", "field", "think_tags"] = "omit"
-    reasoning_field: str | None = None
-    reasoning_on_every_turn: bool = False
-    stream_usage: bool = True
-    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
-    file_urls: bool = False
-    system_role: Literal["system", "developer"] = "system"
-    media: bool = True
-    content_filter_error: bool = False
-    structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
-
-
 class OpenAIChatModel(OwnsClient, ModelBase):
     """A model behind a Chat Completions endpoint (OpenAI's or a compatible server's).
 
@@ -148,7 +110,8 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             overrides it per request.
         max_retries: The SDK's own retries; 0 leaves retrying to the caller (`with_retry`).
         client: A ready `openai.AsyncOpenAI`; the key, URL, timeout and retries are then ignored.
-        profile: The server's quirks.
+        profile: The provider's profile (`toolwire.models.profiles`), its Chat Completions
+            quirks in `profile.chat`; by default the one of `provider`.
         client_factory: Builds the SDK client this model owns (rebuilt for each event loop,
             closed by `aclose`), e.g. an `AsyncAzureOpenAI`; the key, URL, timeout and retries
             are then ignored.
@@ -171,13 +134,12 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         timeout: float | None = None,
         max_retries: int = 0,
         client: AsyncOpenAI | None = None,
-        profile: ChatProfile | None = None,
+        profile: ModelProfile | None = None,
         client_factory: Callable[[], AsyncOpenAI] | None = None,
         **client_options: Any,
     ) -> None:
         super().__init__(model_name, provider=provider)
-        self.profile = profile or ChatProfile()
-        self.native_output = self.profile.structured_output != "none"
+        self.profile = profile or profile_for(provider, self.api)
         self._clients = openai_clients(
             provider,
             api_key=api_key,
@@ -274,10 +236,10 @@ class OpenAIChatModel(OwnsClient, ModelBase):
                 kwargs["tool_choice"] = _tool_choice(tool_choice, wire_tools)
             if options.parallel_tool_calls is not None:
                 kwargs["parallel_tool_calls"] = options.parallel_tool_calls
-        if stream and self.profile.stream_usage:
+        if stream and self.profile.chat.stream_usage:
             kwargs["stream_options"] = {"include_usage": True}
         if options.max_tokens is not None:
-            kwargs[self.profile.max_tokens_field] = options.max_tokens
+            kwargs[self.profile.chat.max_tokens_field] = options.max_tokens
         for name in ("temperature", "top_p", "stop", "seed"):
             value = getattr(options, name)
             if value is not None:
@@ -293,7 +255,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         assert output is not None and definition is not None
         if self.profile.structured_output == "json_object":
             # JSON mode checks only that the answer is JSON: the schema goes in the instructions.
-            note = {"role": self.profile.system_role, "content": prompt_instructions(output)}
+            note = {"role": self.profile.chat.system_role, "content": prompt_instructions(output)}
             kwargs["messages"] = [note, *kwargs["messages"]]
             kwargs["response_format"] = {"type": "json_object"}
             return
@@ -313,7 +275,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
                 out.append({"role": "user", "content": media})
                 media = []
             if isinstance(message, SystemMessage):
-                out.append({"role": self.profile.system_role, "content": message.text})
+                out.append({"role": self.profile.chat.system_role, "content": message.text})
             elif isinstance(message, UserMessage):
                 out.append({"role": "user", "content": self._user_content(message)})
             elif isinstance(message, AssistantMessage):
@@ -340,7 +302,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
     def _user_part(self, part: TextPart | ImagePart | AudioPart | FilePart) -> dict[str, Any]:
         if isinstance(part, TextPart):
             return {"type": "text", "text": part.text}
-        if not self.profile.media:
+        if not self.profile.chat.media:
             raise UnsupportedError(
                 f"{self._provider} Chat Completions takes text only, not {part.kind} parts"
             )
@@ -356,7 +318,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             data = base64.b64encode(part.data).decode()
             return {"type": "input_audio", "input_audio": {"data": data, "format": fmt}}
         if part.data is None:
-            if not self.profile.file_urls:
+            if not self.profile.chat.file_urls:
                 raise UnsupportedError(
                     f"{self._provider} Chat Completions cannot fetch a file from a URL "
                     f"({part.url}); pass the file's bytes instead"
@@ -373,7 +335,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         # Media the API cannot read stays described in the tool message's text: one unreadable
         # part would make every later request of the conversation fail.
         parts: list[dict[str, Any]] = []
-        for part in message.content if self.profile.media else ():
+        for part in message.content if self.profile.chat.media else ():
             if isinstance(part, ImagePart):
                 if part.data is None or part.mime_type in _IMAGE_TYPES:
                     parts.append(self._user_part(part))
@@ -411,7 +373,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
                     field = part.provider_state.get("field")
         text = "".join(texts)
         out: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
-        profile = self.profile
+        profile = self.profile.chat
         thought = "".join(reasoning)
         if profile.reasoning_replay == "think_tags" and thought:
             tagged = f"<think>\n{thought}\n</think>"
@@ -466,7 +428,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             parts.append(TextBlock(answer.text, citations=citations(answer.annotations)))
         elif answer.refusal:
             parts.append(TextBlock(answer.refusal, provider_state={"refusal": True}))
-        ids = CallIds("call")
+        ids = CallIds(self.profile.call_id_prefix)
         for position, (call_id, name, arguments) in enumerate(answer.calls):
             if not isinstance(name, str) or not name:
                 raise ModelResponseError(
@@ -486,7 +448,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             else None,
         )
         finish = answer.finish if isinstance(answer.finish, str) else None
-        if finish == "content_filter" and self.profile.content_filter_error:
+        if finish == "content_filter" and self.profile.chat.content_filter_error:
             raise self._filtered(answer)
         return Completion(
             message=message,
@@ -511,7 +473,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             message = _provider_message(exc.body) or exc.message
-            if self.profile.content_filter_error:
+            if self.profile.chat.content_filter_error:
                 categories = filtered_categories(exc.body)
                 if categories:
                     message = f"{message} (content filter: {', '.join(categories)})"

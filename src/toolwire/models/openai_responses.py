@@ -77,6 +77,7 @@ from .base import (
     StreamEvent,
     ToolChoice,
 )
+from .profiles import profile_for
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -129,7 +130,6 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
 
     api = "responses"
     dialect = "openai"
-    native_output = True
 
     def __init__(
         self,
@@ -154,6 +154,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         elif previous_response_id and not store:
             raise ValueError("previous_response_id=True needs store=True: OpenAI must keep turns")
         super().__init__(model_name, provider=provider)
+        self.profile = profile_for(provider, self.api)
         self.store = store
         self.encrypted_reasoning = encrypted_reasoning
         self.previous_response_id = previous_response_id
@@ -207,7 +208,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             raise ModelResponseError(f"{self._provider} answered with a body that is not an object")
         completion = parse_response(
             data,  # pyright: ignore[reportUnknownArgumentType]
-            CallIds("call"),
+            CallIds(self.profile.call_id_prefix),
             provider=self._provider,
             request_id=request_id,
             raw=data,
@@ -228,7 +229,9 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         assembler: StreamAssembler | None = None
         try:
             async with resource.create(**self._create_options(body, request)) as response:
-                assembler = StreamAssembler(CallIds("call"), self._provider, response.request_id)
+                assembler = StreamAssembler(
+                    CallIds(self.profile.call_id_prefix), self._provider, response.request_id
+                )
                 async for event in iter_sse(response.iter_lines(), self._provider):
                     delta = assembler.feed(event)
                     if delta is not None:

@@ -1,14 +1,14 @@
-"""Providers: base URLs, API key variables and wire quirks, kept apart from the wire formats
-(`openai_chat`, `anthropic`).
+"""Provider factories: a model of one provider, its key read from the environment at the edge.
 
-Each preset is a factory `preset(model_name, **options)` returning an `OpenAIChatModel`; the options
-are those of `OpenAIChatModel` (`api_key`, `base_url`, `timeout`, `max_retries`, `client`,
-`profile`, and `openai.AsyncOpenAI` options). Keys are read from the environment here, at the edge,
-and a provider never falls back to another provider's key. A model is checked when it is built:
-a missing SDK raises `MissingDependencyError` naming the extra to install, and a missing required key
-raises `MissingApiKeyError` naming its variable.
+Where each provider lives (key variable, base URL, extra, profile) is its entry in
+`toolwire.models.profiles.PROVIDERS`; each factory here is `factory(model_name, **options)`
+returning an `OpenAIChatModel` (or an `AnthropicModel`), with the options of that class
+(`api_key`, `base_url`, `timeout`, `max_retries`, `client`, `profile`, and `openai.AsyncOpenAI`
+options). A provider never falls back to another provider's key. A model is checked when it is
+built: a missing SDK raises `MissingDependencyError` naming the extra to install, and a missing
+required key raises `MissingApiKeyError` naming its variable.
 
-| preset              | key variable         | default base URL                 |
+| provider            | key variable         | default base URL                 |
 |---------------------|----------------------|----------------------------------|
 | `openai`            | `OPENAI_API_KEY`     | the SDK's (`OPENAI_BASE_URL`)    |
 | `groq`              | `GROQ_API_KEY`       | https://api.groq.com/openai/v1   |
@@ -22,20 +22,16 @@ raises `MissingApiKeyError` naming its variable.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._extras import require_extra
 from ..errors import MissingApiKeyError
 from ..usage import preload_prices
-from .openai_chat import ChatProfile, OpenAIChatModel
-
-if TYPE_CHECKING:
-    from .anthropic import AnthropicModel
+from .anthropic import AnthropicModel
+from .openai_chat import OpenAIChatModel
+from .profiles import PROVIDERS, ProviderEntry
 
 __all__ = [
-    "PRESETS",
-    "ProviderPreset",
     "anthropic",
     "chat_model",
     "deepseek",
@@ -50,88 +46,6 @@ _NO_KEY = "not-needed"
 """Sent as the bearer token to servers that need none (the SDK refuses to run without one)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderPreset:
-    """Where a provider lives and how its server differs from OpenAI's.
-
-    Attributes:
-        name: The provider's name, stored on the assistant turns it writes.
-        base_url: The API root; `None` leaves the SDK's default (OpenAI).
-        key_env: The environment variable holding the API key.
-        key_required: Refuse to build a model without a key.
-        base_url_env: An environment variable that overrides `base_url`.
-        profile: The server's quirks.
-    """
-
-    name: str
-    base_url: str | None
-    key_env: str | None
-    key_required: bool
-    base_url_env: str | None = None
-    profile: ChatProfile = field(default_factory=ChatProfile)
-
-
-PRESETS: dict[str, ProviderPreset] = {
-    "openai": ProviderPreset("openai", None, "OPENAI_API_KEY", True),
-    "groq": ProviderPreset(
-        "groq",
-        "https://api.groq.com/openai/v1",
-        "GROQ_API_KEY",
-        True,
-        # Groq's own clients send earlier reasoning back as <think> tags; it reports usage in
-        # the last chunk without being asked.
-        profile=ChatProfile(reasoning_replay="think_tags", stream_usage=False),
-    ),
-    "deepseek": ProviderPreset(
-        "deepseek",
-        "https://api.deepseek.com",
-        "DEEPSEEK_API_KEY",
-        True,
-        # In thinking mode DeepSeek wants `reasoning_content` back on the turns of a tool loop.
-        # Its API takes text only: an image part fails the whole request.
-        profile=ChatProfile(
-            reasoning_replay="field",
-            reasoning_field="reasoning_content",
-            reasoning_on_every_turn=True,
-            max_tokens_field="max_tokens",
-            media=False,
-            # DeepSeek has JSON mode, not JSON Schema.
-            structured_output="json_object",
-        ),
-    ),
-    "openrouter": ProviderPreset(
-        "openrouter",
-        "https://openrouter.ai/api/v1",
-        "OPENROUTER_API_KEY",
-        True,
-        profile=ChatProfile(
-            reasoning_replay="field",
-            reasoning_field="reasoning",
-            file_urls=True,
-            max_tokens_field="max_tokens",
-        ),
-    ),
-    "ollama": ProviderPreset(
-        "ollama",
-        "http://localhost:11434/v1",
-        "OLLAMA_API_KEY",
-        False,
-        base_url_env="OLLAMA_BASE_URL",
-        profile=ChatProfile(
-            reasoning_replay="field", reasoning_field="reasoning", max_tokens_field="max_tokens"
-        ),
-    ),
-    "openai-compatible": ProviderPreset(
-        "openai-compatible",
-        None,
-        None,
-        False,
-        profile=ChatProfile(max_tokens_field="max_tokens"),
-    ),
-}
-"""Every preset by provider name."""
-
-
 def chat_model(
     provider: str,
     model_name: str,
@@ -140,45 +54,51 @@ def chat_model(
     base_url: str | None = None,
     **options: Any,
 ) -> OpenAIChatModel:
-    """A Chat Completions model for one of the `PRESETS`.
+    """A Chat Completions model of one provider entry (`profiles.PROVIDERS`).
 
     Args:
-        provider: A key of `PRESETS`.
+        provider: The entry's name (`"groq"`, `"ollama"`, ...).
         model_name: The model, as the provider names it.
         api_key: Overrides the key from the environment.
-        base_url: Overrides the preset's URL.
-        **options: Passed to `OpenAIChatModel` (`timeout`, `max_retries`, `client`, `profile`...).
+        base_url: Overrides the entry's URL.
+        **options: Passed to `OpenAIChatModel` (`timeout`, `max_retries`, `client`, `profile`...);
+            `profile=None` means the entry's profile.
 
     Raises:
         MissingDependencyError: the `openai` extra is not installed.
-        MissingApiKeyError: a required key is neither passed nor in the preset's variable.
+        MissingApiKeyError: a required key is neither passed nor in the entry's variable.
         ValueError: an unknown provider, or no base URL for `openai-compatible`.
     """
-    preset = PRESETS.get(provider)
-    if preset is None:
-        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(sorted(PRESETS))}")
+    entry = PROVIDERS.get(provider)
+    if entry is None or not _is_chat(entry):
+        known = sorted(n for n, e in PROVIDERS.items() if _is_chat(e))
+        raise ValueError(f"unknown provider {provider!r}; known: {', '.join(known)}")
     if options.get("client") is None:
         require_extra("openai", needed_by=f"the {provider} models")
-        if api_key is None and preset.key_env:
-            api_key = os.environ.get(preset.key_env) or None
+        if api_key is None and entry.key_env:
+            api_key = os.environ.get(entry.key_env) or None
         if api_key is None:
-            if preset.key_required and preset.key_env:
-                raise MissingApiKeyError(provider, preset.key_env)
+            if entry.key_required and entry.key_env:
+                raise MissingApiKeyError(provider, entry.key_env)
             api_key = _NO_KEY
-        if base_url is None and preset.base_url_env:
-            base_url = os.environ.get(preset.base_url_env) or None
+        if base_url is None and entry.base_url_env:
+            base_url = os.environ.get(entry.base_url_env) or None
         if base_url is None:
-            base_url = preset.base_url
+            base_url = entry.base_url
         if base_url is None and provider == "openai-compatible":
             raise ValueError(
                 "openai-compatible needs base_url=..., e.g. 'http://localhost:8000/v1'"
             )
-    if options.get("profile") is None:  # `profile=None` means the preset's, not no quirks
-        options["profile"] = preset.profile
+    if options.get("profile") is None:  # `profile=None` means the entry's
+        options["profile"] = entry.profile
     preload_prices()  # so the first run's cost does not block the event loop
     return OpenAIChatModel(
-        model_name, provider=preset.name, api_key=api_key, base_url=base_url, **options
+        model_name, provider=entry.profile.provider, api_key=api_key, base_url=base_url, **options
     )
+
+
+def _is_chat(entry: ProviderEntry) -> bool:
+    return entry.factory.startswith(__name__ + ":") and entry.profile.api == "chat-completions"
 
 
 def openai(model_name: str, **options: Any) -> OpenAIChatModel:
@@ -220,12 +140,11 @@ def anthropic(model_name: str, *, api_key: str | None = None, **options: Any) ->
         MissingDependencyError: the `anthropic` extra is not installed.
         MissingApiKeyError: no key passed and `ANTHROPIC_API_KEY` unset.
     """
-    from .anthropic import AnthropicModel
-
+    variable = PROVIDERS["anthropic"].key_env or "ANTHROPIC_API_KEY"
     if options.get("client") is None:
         require_extra("anthropic", needed_by="the anthropic models")
-        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+        api_key = api_key or os.environ.get(variable) or None
         if api_key is None:
-            raise MissingApiKeyError("anthropic", "ANTHROPIC_API_KEY")
+            raise MissingApiKeyError("anthropic", variable)
     preload_prices()  # so the first run's cost does not block the event loop
     return AnthropicModel(model_name, api_key=api_key, **options)

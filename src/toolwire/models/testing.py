@@ -5,9 +5,9 @@ every request they receive, as prepared for them (`model.requests`, each a `Prep
 tests can assert on what the loop sent.
 
 Native tool specs are accepted and kept as given in `request.native_tools`; built with
-`provider="anthropic"` (say), a model stands in for that provider: its row of the support matrix
-checks the specs and forced tool choices (refusing what the real adapter refuses), and its prices
-(tokens and per-use tool fees) cost the run. Scripts answer with provider-side tool uses through
+`provider="anthropic"` (say), a model stands in for that provider: its profile
+(`profiles.stand_in_profile`) checks the specs, forced tool choices and structured output (refusing
+what the real adapter refuses), and its prices (tokens and per-use tool fees) cost the run. Scripts answer with provider-side tool uses through
 `NativeReply` / `ServerCall` (`_testing_native.py`).
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from ..errors import ModelResponseError, UnsupportedError
+from ..errors import ModelResponseError
 from ..messages import (
     AssistantMessage,
     AssistantPart,
@@ -36,6 +36,7 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
+from ..native import NativeTool
 from ._testing_native import (
     NativeReply,
     ServerCall,
@@ -54,6 +55,7 @@ from .base import (
     ToolCall,
     Usage,
 )
+from .profiles import stand_in_profile
 
 __all__ = [
     "FunctionModel",
@@ -113,35 +115,28 @@ class _OfflineModel(ModelBase):
 
     api = "test"
     guarded = False  # makes no request, so the request guard never stops it
-    native_output = True  # `request.output` is there for the script or function to read
 
     def __init__(self, model_name: str, provider: str = "test") -> None:
         super().__init__(model_name, provider=provider)
+        # `request.output` is there for the script or function to read, where the stood-in
+        # provider has structured output of its own.
+        self.profile = stand_in_profile(provider)
         self.requests: list[PreparedRequest] = []
         self._ids = itertools.count(1)
         self._server_ids = itertools.count(1)
         self._tokens = _TokenCounter()
 
-    def resolve_native_tools(
-        self, request: ModelRequest, *, api: str | None = None
-    ) -> ModelRequest:
+    def resolve_native_tools(self, request: ModelRequest) -> ModelRequest:
         """Keep the native specs as given, for the script to read; a stand-in for a provider
-        first checks them (and a forced tool choice) as that provider's adapter does.
+        first checks them (and a forced tool choice) through its profile, as that provider's
+        adapter does.
 
         Raises:
             UnsupportedError: a spec or forced choice the stood-in provider refuses, or a
                 provider whose web tools toolwire itself would run over the network (Ollama).
         """
-        if self._provider == "test":
-            return request
-        # OpenAI and Azure have native tools in their Responses API only: their rows stand in.
-        checked = super().resolve_native_tools(request, api=api or "responses")
-        added = [t.name for t in checked.tools[len(request.tools) :]]
-        if added:
-            raise UnsupportedError(
-                f"an offline model cannot stand in for {self._provider}'s {', '.join(added)}: "
-                "toolwire runs those itself, over the network"
-            )
+        if self._provider != "test":  # the offline model itself keeps any spec as given
+            super().resolve_native_tools(request)
         return request
 
     async def _reply(self, request: PreparedRequest) -> Reply:
@@ -226,8 +221,8 @@ class ScriptedModel(_OfflineModel):
     ```
 
     `provider="anthropic"` (with a real `model_name`) makes it stand in for that provider: native
-    specs are checked by its matrix row, and its prices cost the run. Raises `ModelResponseError`
-    when asked more times than it has replies.
+    specs, forced choices and structured output follow its profile, and its prices cost the run.
+    Raises `ModelResponseError` when asked more times than it has replies.
     """
 
     def __init__(
@@ -315,8 +310,6 @@ class TestModel(_OfflineModel):
         return NativeReply(server_calls=server, tool_calls=typing.cast(Any, reply))
 
     def _server_calls(self, request: PreparedRequest) -> list[ServerCall]:
-        from ..native import NativeTool
-
         specs = [t for t in request.native_tools if isinstance(t, NativeTool)]
         choice = request.tool_choice
         if not specs or choice == "none" or not _first_turn(request.messages):

@@ -44,6 +44,7 @@ from .base import (
     aclose_events,
     completion_events,
 )
+from .profiles import ModelProfile, common_profile, profile_of
 
 __all__ = [
     "TRANSIENT_ERRORS",
@@ -220,13 +221,10 @@ class WrapperModel(ModelBase):
         return getattr(self.wrapped, "dialect", "openai")
 
     @property
-    def native_output(self) -> bool:  # pyright: ignore[reportIncompatibleVariableOverride]
-        """Whether every model that may answer has native structured output."""
-        return all(bool(getattr(m, "native_output", False)) for m in self._answering())
-
-    @property
-    def native_tools_with_output(self) -> bool:  # pyright: ignore[reportIncompatibleVariableOverride]
-        return all(bool(getattr(m, "native_tools_with_output", False)) for m in self._answering())
+    def profile(self) -> ModelProfile:  # pyright: ignore[reportIncompatibleVariableOverride]
+        """The wrapped model's profile; over several models that may answer (a fallback), its
+        structured output is what every one of them takes."""
+        return common_profile([profile_of(m) for m in self._answering()])
 
     def _answering(self) -> tuple[Model, ...]:
         """The models that may answer a request (more than one for a fallback)."""
