@@ -22,7 +22,7 @@ from test_contract_wires import ADAPTERS, COMPATIBLE, Call, Turn, Wire
 
 from conftest import Cut, Hangup, Hold, HostileServer, Silence
 from recordings.replay import Reply
-from toolwire import Agent, tool
+from toolwire import Agent, RunResult, tool
 from toolwire.errors import (
     ModelConnectionError,
     ModelError,
@@ -95,6 +95,13 @@ async def consume(model: ModelBase, seen: list[StreamEvent], **kwargs: Any) -> N
     with anyio.fail_after(20):
         async for event in model.stream_complete("hi", **kwargs):
             seen.append(event)
+
+
+async def run_streamed(agent: Agent, prompt: str) -> RunResult:
+    async with agent.run_stream(prompt) as run:
+        async for _ in run:
+            pass
+    return run.result
 
 
 def joined_pieces(events: list[StreamEvent]) -> dict[int, str]:
@@ -172,6 +179,8 @@ async def test_call_ids_are_unique_and_the_same_plain_or_streamed(wire: Wire, se
     ids = [c.id for c in first.tool_calls]
     assert ids[0] and ids[0] == (first_id or ids[0]) and ids[1:] == ["dupdupdup", "dupdupdup_2"]
     assert [c.id for c in again.tool_calls] == [c.id for c in streamed.tool_calls] == ids
+    if first_id is None:  # made of the response id and the call's position
+        assert ids[0].endswith(f"_{wire.response_id}_0")
     for completion in (first, streamed):
         assert [(c.name, c.args) for c in completion.tool_calls] == [
             ("a", {}),
@@ -232,13 +241,7 @@ async def test_arguments_that_are_not_json_are_kept_and_answered_with_an_error(
     server = serve(wire.reply(calls, stream), wire.reply(Turn(text="Sorry."), stream))
     agent = Agent(wire.connect(server.base_url), tools=[get_weather])
     with anyio.fail_after(20):
-        if stream:
-            async with agent.run_stream("weather?") as run:
-                async for _ in run:
-                    pass
-            result = run.result
-        else:
-            result = await agent.run("weather?")
+        result = await (run_streamed(agent, "weather?") if stream else agent.run("weather?"))
     assert seen == [] and result.text == "Sorry."
     (call,) = result.messages[1].tool_calls  # type: ignore[union-attr]
     assert call.arguments == broken
@@ -293,7 +296,12 @@ async def test_an_error_object_in_a_200_answer_is_an_error(
     assert not any(isinstance(e, CompletionDone) for e in seen)
 
 
-UNREADABLE_STREAMS = ["data: {not json\n\n", 'data: ["a", "list"]\n\n', "<html>gateway</html>"]
+UNREADABLE_STREAMS = [
+    "data: {not json\n\n",
+    'data: ["a", "list"]\n\n',
+    'data: {"choices": "nonsense"}\n\n',
+    "<html>gateway</html>",
+]
 
 
 async def test_a_stream_that_cannot_be_read_is_a_response_error(wire: Wire, serve: Serve) -> None:
@@ -315,12 +323,16 @@ _HALF = Turn(text="Let me look.", calls=[Call("abcdefghi", "lookup", '{"query": 
 async def test_a_stream_that_ends_before_the_turn_does_is_a_response_error(
     wire: Wire, serve: Serve
 ) -> None:
-    server = serve(wire.sse(wire.unfinished(_HALF)))
+    server = serve(wire.sse(wire.unfinished(_HALF)), wire.sse(wire.unfinished(_HALF)))
+    model = wire.connect(server.base_url)
     seen: list[StreamEvent] = []
     with pytest.raises(ModelResponseError):
-        await consume(wire.connect(server.base_url), seen)
+        await consume(model, seen)
     assert any(isinstance(e, TextDelta) for e in seen)
     assert not any(isinstance(e, CompletionDone) for e in seen)
+    # The loop hands the error on: no half turn enters the history.
+    with anyio.fail_after(20), pytest.raises(ModelResponseError):
+        await run_streamed(Agent(model), "hi")
 
 
 async def test_a_connection_cut_mid_stream_is_a_response_error(wire: Wire, serve: Serve) -> None:
@@ -370,6 +382,7 @@ async def test_client_errors_carry_the_status_and_the_providers_message(
         assert type(error) is ModelHTTPError  # never retryable, 401 and 403 included
         assert (error.status_code, error.provider) == (status, wire.provider)
         assert f"provider says {status}" in error.message and error.body
+        assert str(error) == f"{wire.provider} HTTP {status}: {error.message}"
 
 
 RETRYABLE = [
