@@ -555,7 +555,7 @@ class GeminiWire(Wire):
     )
     stream_error_type = RetryableModelError  # Gemini writes an HTTP-like error object
     broken_args = (False, False)  # arguments are objects
-    gaps = frozenset({"refused:stream", "hangup:stream", "early-close:stream"})
+    gaps = frozenset({"no-answer:stream", "early-close:stream"})
 
     def make(self, url: str, **options: Any) -> ModelBase:
         return gemini("gemini-2.5-flash", api_key="k", base_url=url, **options)
@@ -770,10 +770,10 @@ GAPS = {
     "the turn keeps it suffixed ('dup' announced twice, 'dup_2' kept)",
     "early-close:stream": "google/vertex: a consumer that stops a stream early (aclose) leaves "
     "the HTTP response open until the model itself is closed",
-    "refused:stream": "google/vertex: a streamed request to a port nobody listens on is a "
-    "ModelResponseError ('the stream was cut'), not a retryable ModelConnectionError: the SDK "
-    "connects on the first chunk, which google.py maps as a broken stream",
-    "hangup:stream": "google/vertex: the same for a server that closes before answering",
+    "no-answer:stream": "google/vertex: a streamed request to a port nobody listens on, or to "
+    "a server that hangs up before answering, is a ModelResponseError ('the stream was cut'), "
+    "not a retryable ModelConnectionError: the SDK connects on the first chunk, which google.py "
+    "maps as a broken stream",
     "html:plain": "mistral (chat and conversations): a 200 answer of text/html is a "
     "ModelHTTPError with status 200 instead of a ModelResponseError",
     "bodiless-502:stream": "mistral (chat and conversations): a streamed request answered 502 "
