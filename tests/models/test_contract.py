@@ -1,13 +1,18 @@
 """The adapter contract: what every provider adapter does with answers good and bad, written once
-and run over every adapter (test_contract_wires.WIRES) and both doors, `complete` and
-`stream_complete`, through the real SDK against a real local server (conftest.HostileServer).
+and run over every adapter (test_contract_wires.ADAPTERS, and the Chat-compatible providers where
+they differ) and both doors, `complete` and `stream_complete`, through the real SDK against a real
+local server (conftest.HostileServer). Cases an adapter fails today are listed, with the finding,
+in test_contract_wires.GAPS and left out for that adapter only.
 
 - call ids: unique and the same plain or streamed (a missing id made up, a repeated one suffixed);
 - usage parsed, zero or absent usage read as zero; finish reasons normalised, the raw one kept;
 - errors typed: `ModelHTTPError` with the status and the provider's message, 429/5xx retryable
   with `retry_after`, a refused or silent server a `ModelConnectionError`;
 - a broken stream is a typed error and never a half completion; a malformed answer is a
-  `ModelResponseError`.
+  `ModelResponseError`; a consumer that stops early closes the response.
+
+Adding an adapter: write its `Wire` (how its API writes answers, its factory) and add it to
+`ADAPTERS`; every case then runs against it.
 """
 
 from __future__ import annotations
@@ -336,6 +341,7 @@ async def test_a_connection_cut_mid_stream_is_a_response_error(wire: Wire, serve
     seen: list[StreamEvent] = []
     with pytest.raises(ModelResponseError):
         await consume(wire.connect(server.base_url), seen)
+    assert any(isinstance(e, TextDelta) for e in seen)  # what came before the cut
     assert not any(isinstance(e, CompletionDone) for e in seen)
 
 
