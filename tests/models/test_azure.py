@@ -9,8 +9,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
+from model_servers import closing
 
-from conftest import closing
 from recordings.replay import ReplayServer, Reply, sse
 from toolwire import Agent, tool
 from toolwire.errors import ModelError, ModelHTTPError, ModelStreamError

@@ -23,9 +23,9 @@ from typing import Any
 
 import anyio
 import pytest
+from model_servers import Cut, Hangup, Hold, HostileServer, Silence
 from test_contract_wires import ADAPTERS, COMPATIBLE, Call, Turn, Wire
 
-from conftest import Cut, Hangup, Hold, HostileServer, Silence
 from recordings.replay import Reply
 from toolwire import Agent, RunResult, tool
 from toolwire.errors import (
@@ -445,10 +445,10 @@ async def test_a_server_that_never_answers_times_out(
     server = serve(Silence(), Silence())
     # The model's own timeout, then one given for a request.
     with pytest.raises(ModelConnectionError, match="in time") as caught:
-        await ask(wire.connect(server.base_url, timeout=0.2), stream)
+        await ask(wire.connect(server.base_url, timeout=0.05), stream)
     assert caught.value.provider == wire.provider
     with pytest.raises(ModelConnectionError, match="in time"):
-        await ask(wire.connect(server.base_url), stream, settings=ModelSettings(timeout=0.2))
+        await ask(wire.connect(server.base_url), stream, settings=ModelSettings(timeout=0.05))
 
 
 # --- the client's life ----------------------------------------------------------------------------

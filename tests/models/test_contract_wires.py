@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from google.oauth2.credentials import Credentials
+from model_servers import closing
 
-from conftest import closing
 from recordings.replay import Reply, sse
 from toolwire.errors import ModelStreamError, RetryableModelError
 from toolwire.models import ModelBase

@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 import pytest
+from model_servers import closing
 
-from conftest import closing
 from recordings.mistral_streams import stream_of
 from recordings.replay import Interaction, ReplayServer, Reply, load_cassette, sse
 from toolwire import Agent, tool

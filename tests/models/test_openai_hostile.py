@@ -14,8 +14,8 @@ from typing import Any
 
 import anyio
 import pytest
+from model_servers import closing
 
-from conftest import closing
 from recordings.replay import ReplayServer, Reply, sse
 from toolwire import Agent, tool
 from toolwire.errors import (

@@ -13,8 +13,8 @@ import json
 from typing import Any
 
 import pytest
+from model_servers import closing
 
-from conftest import closing
 from recordings.replay import Interaction, ReplayServer, Reply, load_cassette
 from toolwire import Agent, tool
 from toolwire.messages import (

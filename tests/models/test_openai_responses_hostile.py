@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from model_servers import closing
 
-from conftest import closing
 from recordings.replay import ReplayServer, Reply, sse
 from toolwire import Agent, tool
 from toolwire.errors import (

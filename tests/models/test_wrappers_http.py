@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from model_servers import closing, free_port
 
-from conftest import closing, free_port
 from recordings.replay import ReplayServer, Reply, load_cassette
 from toolwire import Agent, ModelResponseEvent, RunEvent, TextDelta, tool
 from toolwire.errors import RetryableModelError
