@@ -5,11 +5,11 @@ way Azure does, content-filter results included."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
+from model_servers import closing
 
 from recordings.replay import ReplayServer, Reply, sse
 from toolwire import Agent, tool
@@ -21,7 +21,6 @@ from toolwire.models.openai_responses import OpenAIResponsesModel
 
 pytestmark = pytest.mark.anyio
 
-_OPEN: list[OpenAIChatModel | OpenAIResponsesModel] = []
 _ENV = (
     "AZURE_OPENAI_ENDPOINT",
     "AZURE_OPENAI_API_KEY",
@@ -32,18 +31,13 @@ _ENV = (
 
 
 @pytest.fixture(autouse=True)
-async def _clean(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+def _clean(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in _ENV:
         monkeypatch.delenv(name, raising=False)
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
 
 
 def make(deployment: str, **options: Any) -> OpenAIChatModel | OpenAIResponsesModel:
-    built = azure(deployment, **options)
-    _OPEN.append(built)
-    return built
+    return closing(azure(deployment, **options))
 
 
 SAFE = {

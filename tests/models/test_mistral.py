@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from model_servers import closing
 
 from recordings.mistral_streams import stream_of
 from recordings.replay import Interaction, ReplayServer, Reply, load_cassette, sse
@@ -36,22 +36,11 @@ pytestmark = pytest.mark.anyio
 AUTO = "mistral/test_tool_choice_matrix[auto-mistral].yaml"
 REQUIRED = "mistral/TestToolsPlusOutput.test_tools_plus_output_multiple_function_tools.yaml"
 
-_OPEN: list[MistralModel] = []
-
 
 def connect(server: ReplayServer | str, name: str = "mistral-large-latest") -> MistralModel:
     """A Mistral model whose SDK talks to the local server (closed after the test)."""
     root = server if isinstance(server, str) else server.base_url
-    model = MistralModel(name, api_key="test-key", base_url=root)
-    _OPEN.append(model)
-    return model
-
-
-@pytest.fixture(autouse=True)
-async def _close_models() -> AsyncIterator[None]:
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
+    return closing(MistralModel(name, api_key="test-key", base_url=root))
 
 
 # --- comparing request bodies -----------------------------------------------------------------
@@ -179,7 +168,7 @@ async def test_model_spec_resolves_to_the_adapter(monkeypatch: pytest.MonkeyPatc
     with ReplayServer.from_cassette(REQUIRED) as server:
         model = resolve("mistral:mistral-large-latest", base_url=server.base_url)
         assert isinstance(model, MistralModel)
-        _OPEN.append(model)
+        closing(model)
         await model.complete("hi")
     assert server.received[0].headers["authorization"] == "Bearer from-env"
     monkeypatch.delenv("MISTRAL_API_KEY")

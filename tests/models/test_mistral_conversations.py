@@ -9,12 +9,12 @@ the SDK's, not made up here.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import pytest
 from mistralai.client import models as wire
+from model_servers import closing
 
 from recordings.replay import ReplayServer, Reply, sse
 from toolwire import Agent, tool
@@ -43,20 +43,10 @@ from toolwire.models.mistral_conversations import MistralConversationsModel
 pytestmark = pytest.mark.anyio
 
 WEB_SEARCH = {"type": "web_search"}
-_OPEN: list[MistralModel] = []
 
 
 def connect(server: ReplayServer, cls: type[MistralModel] = MistralModel) -> MistralModel:
-    model = cls("mistral-medium-latest", api_key="test-key", base_url=server.base_url)
-    _OPEN.append(model)
-    return model
-
-
-@pytest.fixture(autouse=True)
-async def _close_models() -> AsyncIterator[None]:
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
+    return closing(cls("mistral-medium-latest", api_key="test-key", base_url=server.base_url))
 
 
 def reply(*outputs: Any, connectors: dict[str, int] | None = None) -> Reply:

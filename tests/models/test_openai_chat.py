@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from model_servers import closing
 
 from recordings.replay import Interaction, ReplayServer, Reply, load_cassette
 from toolwire import Agent, tool
@@ -43,22 +43,10 @@ pytestmark = pytest.mark.anyio
 _PREFIX = {"groq": "/openai/v1", "openrouter": "/api/v1", "deepseek": "", "ollama": "/v1"}
 
 
-_OPEN: list[OpenAIChatModel] = []
-
-
 def make_model(provider: str, name: str, server: ReplayServer, **options: Any) -> OpenAIChatModel:
     """A preset's model pointed at the replay server (closed after the test)."""
     base = server.base_url + _PREFIX.get(provider, "/v1")
-    model = chat_model(provider, name, api_key="test-key", base_url=base, **options)
-    _OPEN.append(model)
-    return model
-
-
-@pytest.fixture(autouse=True)
-async def _close_models() -> AsyncIterator[None]:
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
+    return closing(chat_model(provider, name, api_key="test-key", base_url=base, **options))
 
 
 # --- comparing request bodies -------------------------------------------------------------------

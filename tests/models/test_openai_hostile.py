@@ -1,27 +1,25 @@
-"""The Chat Completions adapter against made-up answers and failures, through the same local
-server and the real `openai` SDK: broken tool calls, odd finish reasons, cut streams, HTTP errors,
-unreachable servers, and the request mapping (tool choice, media, settings, foreign history)."""
+"""The Chat Completions adapter and its presets, through a local server and the real `openai` SDK:
+the answers only this API can send (ids without an index, arguments as an object, named error
+events), and the request mapping (tool choice, media, settings, foreign history, presets).
+
+What every adapter does with hostile answers (ids, usage, finish reasons, HTTP and connection
+errors, cut streams) is the contract suite's: test_contract.py."""
 
 from __future__ import annotations
 
 import base64
 import json
-import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
 import pytest
+from model_servers import closing
 
 from recordings.replay import ReplayServer, Reply, sse
 from toolwire import Agent, tool
 from toolwire.errors import (
-    ModelConnectionError,
-    ModelHTTPError,
-    ModelRequestsForbidden,
     ModelResponseError,
-    RetryableModelError,
     UnsupportedError,
 )
 from toolwire.messages import (
@@ -39,7 +37,7 @@ from toolwire.messages import (
     dump_history,
     load_history,
 )
-from toolwire.models.base import CompletionDone, ModelSettings, ToolCallDelta, forbid_model_requests
+from toolwire.models.base import ModelSettings
 from toolwire.models.openai_chat import ModelStreamError, OpenAIChatModel
 from toolwire.models.profiles import PROVIDERS
 from toolwire.models.providers import chat_model, ollama, openai_compatible
@@ -47,7 +45,6 @@ from toolwire.results import AudioPart, ImagePart, ResourcePart, TextPart
 
 pytestmark = pytest.mark.anyio
 
-_OPEN: list[OpenAIChatModel] = []
 _PREFIX = {"groq": "/openai/v1", "openrouter": "/api/v1", "deepseek": ""}
 
 
@@ -57,16 +54,7 @@ def connect(
     """A preset's model pointed at the local server (closed after the test)."""
     root = server if isinstance(server, str) else server.base_url
     base = root + _PREFIX.get(provider, "/v1")
-    model = chat_model(provider, "test-model", api_key="test-key", base_url=base, **options)
-    _OPEN.append(model)
-    return model
-
-
-@pytest.fixture(autouse=True)
-async def _close_models() -> AsyncIterator[None]:
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
+    return closing(chat_model(provider, "test-model", api_key="test-key", base_url=base, **options))
 
 
 def completion_json(message: dict[str, Any], finish: Any = "stop", **top: Any) -> dict[str, Any]:
@@ -121,71 +109,6 @@ async def stream_events(model: OpenAIChatModel, **kwargs: Any) -> list[Any]:
 # --- broken tool calls ------------------------------------------------------------------------
 
 
-async def test_malformed_arguments_are_kept_and_answered_with_an_argument_error() -> None:
-    seen: list[str] = []
-
-    @tool
-    def get_weather(city: str) -> str:
-        seen.append(city)
-        return "sunny"
-
-    broken = '{"city": "Par'
-    replies = [
-        calls_reply(
-            {
-                "id": "c1",
-                "type": "function",
-                "function": {"name": "get_weather", "arguments": broken},
-            }
-        ),
-        answer("Sorry."),
-    ]
-    with ReplayServer(replies) as server:
-        result = await Agent(connect(server), tools=[get_weather]).run("weather?")
-    assert seen == []
-    turn = result.messages[1]
-    assert isinstance(turn, AssistantMessage) and turn.tool_calls[0].arguments == broken
-    reply = result.messages[2]
-    assert isinstance(reply, ToolResultMessage) and reply.is_error
-    sent = server.received[1].json["messages"][2]
-    assert sent["role"] == "tool" and sent["tool_call_id"] == "c1"
-    assert "not valid JSON" in sent["content"] and "get_weather" in sent["content"]
-    assert result.text == "Sorry."
-
-
-async def test_unknown_finish_reason_is_other_with_the_raw_kept() -> None:
-    with ReplayServer([Reply.of_json(200, completion_json({"content": "hm"}, "banana"))]) as server:
-        completion = await connect(server).complete("x")
-    assert (completion.finish_reason, completion.raw_finish_reason) == ("other", "banana")
-
-
-async def test_missing_and_duplicate_ids_become_unique_in_both_modes() -> None:
-    calls = [
-        {"type": "function", "function": {"name": "a", "arguments": "{}"}},
-        {"id": "dup", "type": "function", "function": {"name": "b", "arguments": "{}"}},
-        {"id": "dup", "type": "function", "function": {"name": "c", "arguments": "{}"}},
-    ]
-    stream = sse(
-        [
-            chunk(call_delta(0, None, "a", "{}")),
-            chunk(call_delta(1, "dup", "b", "{}")),
-            chunk(call_delta(2, "dup", "c", "{}")),
-            chunk({}, "tool_calls"),
-            "[DONE]",
-        ]
-    )
-    with ReplayServer([calls_reply(*calls), Reply.of_sse(stream)]) as server:
-        model = connect(server)
-        whole = await model.complete("x")
-        events = await stream_events(model)
-    streamed = events[-1].completion
-    for completion, response_id in ((whole, "chatcmpl-test"), (streamed, "chatcmpl-s")):
-        ids = [c.id for c in completion.tool_calls]
-        assert len(set(ids)) == 3 and all(ids)
-        assert ids == [f"call_{response_id}_0", "dup", "dup_2"]
-        assert [c.name for c in completion.tool_calls] == ["a", "b", "c"]
-
-
 async def test_the_loop_answers_every_call_when_ids_are_missing() -> None:
     @tool
     def ping(n: int) -> int:
@@ -220,35 +143,13 @@ async def test_arguments_sent_as_an_object_become_json_text() -> None:
         {"id": "c1", "type": "function", "function": {"name": "forecast", "arguments": obj}}
     )
     with ReplayServer([reply, Reply.of_sse(stream)]) as server:
-        model = ollama("gpt-oss:20b", base_url=server.base_url + "/v1")
-        _OPEN.append(model)
+        model = closing(ollama("gpt-oss:20b", base_url=server.base_url + "/v1"))
         whole = await model.complete("x")
         streamed = (await stream_events(model))[-1].completion
     for completion in (whole, streamed):
         assert completion.tool_calls[0].arguments == '{"city":"Paris","days":2}'
         assert completion.tool_calls[0].args == obj
     assert server.received[0].headers["authorization"] == "Bearer not-needed"
-
-
-async def test_parallel_stream_calls_never_mix_arguments() -> None:
-    stream = sse(
-        [
-            chunk(call_delta(0, "c0", "a", '{"x": ')),
-            chunk(call_delta(1, "c1", "b", '{"y": ')),
-            chunk(call_delta(0, None, None, "1}")),
-            chunk(call_delta(1, None, None, "2}")),
-            chunk({}, "tool_calls"),
-        ]
-    )
-    with ReplayServer([Reply.of_sse(stream)]) as server:
-        events = await stream_events(connect(server))
-    completion = events[-1].completion
-    assert [(c.id, c.arguments) for c in completion.tool_calls] == [
-        ("c0", '{"x": 1}'),
-        ("c1", '{"y": 2}'),
-    ]
-    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
-    assert [d.index for d in deltas] == [0, 1, 0, 1]
 
 
 async def test_stream_calls_without_an_index_are_told_apart_by_id() -> None:
@@ -263,12 +164,6 @@ async def test_stream_calls_without_an_index_are_told_apart_by_id() -> None:
     with ReplayServer([Reply.of_sse(stream)]) as server:
         completion = (await stream_events(connect(server)))[-1].completion
     assert [(c.id, c.arguments) for c in completion.tool_calls] == [("c0", '{"x":1}'), ("c1", "{}")]
-
-
-async def test_a_call_without_a_name_is_a_broken_answer() -> None:
-    reply = calls_reply({"id": "c1", "type": "function", "function": {"arguments": "{}"}})
-    with ReplayServer([reply]) as server, pytest.raises(ModelResponseError, match="without a name"):
-        await connect(server).complete("x")
 
 
 # --- broken answers ---------------------------------------------------------------------------
@@ -286,38 +181,6 @@ async def test_empty_choices_is_a_response_error() -> None:
             await stream_events(model)
 
 
-async def test_a_stream_cut_in_a_tool_call_yields_no_completion() -> None:
-    stream = sse(
-        [
-            chunk({"role": "assistant", "content": "Let me look."}),
-            chunk(call_delta(0, "c1", "search", '{"query": "par')),
-        ]
-    )
-    events: list[Any] = []
-
-    async def consume(model: OpenAIChatModel) -> None:
-        async for event in model.stream_complete("x"):
-            events.append(event)
-
-    async def run_agent(agent: Agent) -> None:
-        async with agent.run_stream("x") as run:
-            async for _ in run:
-                pass
-
-    @tool
-    def search(query: str) -> str:
-        return query
-
-    with ReplayServer([Reply.of_sse(stream), Reply.of_sse(stream)]) as server:
-        model = connect(server)
-        with pytest.raises(ModelResponseError, match="ended before the model finished"):
-            await consume(model)
-        with pytest.raises(ModelResponseError):
-            await run_agent(Agent(model, tools=[search]))
-    assert any(isinstance(e, ToolCallDelta) for e in events)
-    assert not any(isinstance(e, CompletionDone) for e in events)
-
-
 async def test_an_error_inside_a_stream_is_raised() -> None:
     error = {"error": {"message": "overloaded mid-answer", "type": "server_error", "code": "busy"}}
     named = "event: error\ndata: " + json.dumps(error) + "\n\n"
@@ -330,124 +193,6 @@ async def test_an_error_inside_a_stream_is_raised() -> None:
             with pytest.raises(ModelStreamError, match="overloaded mid-answer") as caught:
                 await stream_events(model)
             assert caught.value.code == "busy" and caught.value.failed_generation is None
-
-
-async def test_undecodable_stream_data_is_a_response_error() -> None:
-    reply = Reply.of_sse("data: {not json\n\n")
-    with (
-        ReplayServer([reply]) as server,
-        pytest.raises(ModelResponseError, match="broken response"),
-    ):
-        await stream_events(connect(server))
-
-
-async def test_an_error_object_in_a_200_answer_is_raised() -> None:
-    body = {"error": {"message": "upstream failed", "code": 502}}
-    with ReplayServer([Reply.of_json(200, body)]) as server, pytest.raises(ModelStreamError):
-        await connect(server, "openrouter").complete("x")
-
-
-# --- HTTP errors and failures to connect --------------------------------------------------------
-
-
-@pytest.mark.parametrize("status", [400, 401, 404])
-async def test_client_errors_carry_status_and_the_providers_message(status: int) -> None:
-    body = {"error": {"message": f"provider says {status}", "type": "invalid_request_error"}}
-    with (
-        ReplayServer([Reply.of_json(status, body)]) as server,
-        pytest.raises(ModelHTTPError) as caught,
-    ):
-        await connect(server, "groq").complete("x")
-    error = caught.value
-    assert not isinstance(error, RetryableModelError)
-    assert (error.status_code, error.message, error.provider) == (
-        status,
-        f"provider says {status}",
-        "groq",
-    )
-    assert str(error) == f"groq HTTP {status}: provider says {status}"
-
-
-async def test_rate_limits_and_server_errors_are_retryable() -> None:
-    limited = {"error": {"message": "slow down"}}
-    replies = [
-        Reply.of_json(429, limited, {"retry-after": "7"}),
-        Reply.of_json(429, limited, {"retry-after-ms": "1500"}),
-        Reply.of_json(500, {"error": {"message": "boom"}}),
-        Reply.of_json(
-            503,
-            {"error": {"message": "overloaded"}},
-            {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"},
-        ),
-    ]
-    errors: list[RetryableModelError] = []
-    with ReplayServer(replies) as server:
-        model = connect(server)
-        for _ in replies:
-            with pytest.raises(RetryableModelError) as caught:
-                await model.complete("x")
-            errors.append(caught.value)
-    assert [(e.status_code, e.message, e.retry_after) for e in errors] == [
-        (429, "slow down", 7.0),
-        (429, "slow down", 1.5),
-        (500, "boom", None),
-        (503, "overloaded", 0.0),  # a date in the past: no wait
-    ]
-    assert len(server.received) == 4  # the SDK's own retries are off
-
-
-async def test_a_stream_request_refused_with_an_http_error() -> None:
-    with (
-        ReplayServer(
-            [Reply.of_json(429, {"error": {"message": "quota"}}, {"retry-after": "2"})]
-        ) as server,
-        pytest.raises(RetryableModelError) as caught,
-    ):
-        await stream_events(connect(server))
-    assert caught.value.retry_after == 2.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-async def test_a_dead_server_is_a_connection_error() -> None:
-    model = connect(f"http://127.0.0.1:{_free_port()}")
-    with pytest.raises(ModelConnectionError, match="cannot reach openai") as caught:
-        await model.complete("x")
-    assert caught.value.provider == "openai"
-    with pytest.raises(ModelConnectionError):
-        await stream_events(model)
-
-
-@pytest.fixture
-def silent_server() -> Iterator[str]:
-    """A socket that accepts connections and never answers."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(8)
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-
-
-async def test_a_timeout_is_a_connection_error(silent_server: str) -> None:
-    model = connect(silent_server, timeout=0.2)
-    with pytest.raises(ModelConnectionError, match="did not answer in time"):
-        await model.complete("x")
-    other = connect(silent_server, timeout=30)
-    with pytest.raises(ModelConnectionError, match="in time"):
-        await other.complete("x", settings=ModelSettings(timeout=0.2))
-
-
-async def test_forbidden_requests_never_leave() -> None:
-    with ReplayServer([answer()]) as server:
-        model = connect(server)
-        with forbid_model_requests(), pytest.raises(ModelRequestsForbidden):
-            await model.complete("x")
-        with forbid_model_requests(), pytest.raises(ModelRequestsForbidden):
-            await stream_events(model)
-    assert server.received == []
 
 
 # --- the request mapping ----------------------------------------------------------------------
@@ -659,8 +404,7 @@ async def test_own_reasoning_goes_back_per_provider() -> None:
     with ReplayServer([answer() for _ in cases]) as server:
         for provider, field, _ in cases:
             base = server.base_url + _PREFIX.get(provider, "/v1")
-            model = chat_model(provider, "m", api_key="k", base_url=base)
-            _OPEN.append(model)
+            model = closing(chat_model(provider, "m", api_key="k", base_url=base))
             await model.complete("next", history=[UserMessage.of("q"), turn(provider, field)])
     for sent, (_, _, expected) in zip(server.received, cases, strict=True):
         assert sent.json["messages"][1] == {"role": "assistant", **expected}
@@ -708,12 +452,7 @@ async def test_refusals_and_cached_usage() -> None:
 # --- presets --------------------------------------------------------------------------------
 
 
-async def test_a_closed_model_reopens_and_the_sdk_stays_lazy() -> None:
-    with ReplayServer([answer("one"), answer("two")]) as server:
-        model = connect(server)
-        assert (await model.complete("x")).text == "one"
-        await model.aclose()
-        assert (await model.complete("x")).text == "two"
+async def test_importing_the_adapter_leaves_the_sdk_unimported() -> None:
     code = (
         "import sys, toolwire.models.providers, toolwire.models.openai_chat\n"
         "print('openai' in sys.modules)\n"
@@ -805,32 +544,6 @@ async def test_audio_a_tool_returned_never_makes_the_request_unsendable() -> Non
     assert messages[2]["content"] == "done\n[audio audio/ogg]"
 
 
-async def test_parallel_stream_calls_sharing_an_index_never_mix_arguments() -> None:
-    # Ollama streams every call of a parallel batch with index 0, each with its own id.
-    stream = sse(
-        [
-            chunk(call_delta(0, "call_a", "get_weather", '{"city":')),
-            chunk(call_delta(0, None, None, '"Paris"}')),
-            chunk(call_delta(0, "call_b", "get_weather", '{"city":"Rome"}')),
-            chunk(call_delta(0, "call_b", None, "")),
-            chunk({}, "tool_calls"),
-            "[DONE]",
-        ]
-    )
-    with ReplayServer([Reply.of_sse(stream)]) as server:
-        events = await stream_events(connect(server, "ollama"))
-    completion = events[-1].completion
-    assert [(c.id, c.name, c.arguments) for c in completion.tool_calls] == [
-        ("call_a", "get_weather", '{"city":"Paris"}'),
-        ("call_b", "get_weather", '{"city":"Rome"}'),
-    ]
-    pieces: dict[int, str] = {}
-    for event in events:
-        if isinstance(event, ToolCallDelta):
-            pieces[event.index] = pieces.get(event.index, "") + event.arguments
-    assert pieces == {0: '{"city":"Paris"}', 1: '{"city":"Rome"}'}
-
-
 async def test_long_call_ids_from_other_providers_are_shortened_and_still_pair() -> None:
     # OpenAI refuses call ids over 40 characters; other providers write longer ones.
     long_a = "fc_" + "a" * 60
@@ -917,40 +630,3 @@ async def test_a_raw_function_tool_can_be_forced_by_name() -> None:
     body = server.received[0].json
     assert body["tools"] == [raw]
     assert body["tool_choice"] == {"type": "function", "function": {"name": "raw_fn"}}
-
-
-async def test_a_consumer_that_stops_early_closes_the_response() -> None:
-    import httpx2
-
-    closed: list[bool] = []
-
-    class Body(httpx2.AsyncByteStream):
-        def __init__(self, inner: httpx2.AsyncByteStream) -> None:
-            self.inner = inner
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for piece in self.inner:
-                yield piece
-
-        async def aclose(self) -> None:
-            closed.append(True)
-            await self.inner.aclose()
-
-    class Transport(httpx2.AsyncHTTPTransport):
-        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-            response = await super().handle_async_request(request)
-            assert isinstance(response.stream, httpx2.AsyncByteStream)
-            return httpx2.Response(
-                response.status_code,
-                headers=response.headers,
-                stream=Body(response.stream),
-                extensions=response.extensions,
-            )
-
-    stream = sse([chunk({"content": "a"}), chunk({"content": "b"}), chunk({}, "stop"), "[DONE]"])
-    with ReplayServer([Reply.of_sse(stream)]) as server:
-        model = connect(server, http_client=httpx2.AsyncClient(transport=Transport()))
-        events = model.stream_complete("x")
-        assert (await anext(events)).text == "a"
-        await events.aclose()
-        assert closed == [True]  # by aclose() itself, not later by the garbage collector

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from model_servers import closing
 
 from recordings.replay import Interaction, ReplayServer, Reply, load_cassette
 from toolwire import Agent, tool
@@ -46,22 +46,12 @@ from toolwire.tools import Tool, as_tool
 pytestmark = pytest.mark.anyio
 
 DIR = "openai_responses/"
-_OPEN: list[OpenAIResponsesModel] = []
 
 
 def make_model(server: ReplayServer, name: str, **options: Any) -> OpenAIResponsesModel:
-    model = OpenAIResponsesModel(
-        name, api_key="test-key", base_url=server.base_url + "/v1", **options
+    return closing(
+        OpenAIResponsesModel(name, api_key="test-key", base_url=server.base_url + "/v1", **options)
     )
-    _OPEN.append(model)
-    return model
-
-
-@pytest.fixture(autouse=True)
-async def _close_models() -> AsyncIterator[None]:
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
 
 
 def _schema(node: Any) -> Any:

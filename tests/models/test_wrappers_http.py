@@ -4,11 +4,11 @@ replays recorded provider traffic."""
 
 from __future__ import annotations
 
-import socket
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from model_servers import closing, free_port
 
 from recordings.replay import ReplayServer, Reply, load_cassette
 from toolwire import Agent, ModelResponseEvent, RunEvent, TextDelta, tool
@@ -24,46 +24,19 @@ pytestmark = [
 
 INSTRUCTIONS = "openai_chat/test_openai_instructions_with_tool_calls_keep_instructions.yaml"
 STREAMED = "openai_chat/test_run_stream_sync_streams_real_model.yaml"
-_OPEN: list[OpenAIChatModel | AnthropicModel] = []
 
 
 def openai(base_url: str, name: str, **options: Any) -> OpenAIChatModel:
-    model = OpenAIChatModel(name, api_key="test-key", base_url=base_url + "/v1", **options)
-    _OPEN.append(model)
-    return model
+    return closing(OpenAIChatModel(name, api_key="test-key", base_url=base_url + "/v1", **options))
 
 
 def anthropic(base_url: str, name: str, **options: Any) -> AnthropicModel:
-    model = AnthropicModel(name, api_key="test-key", base_url=base_url, **options)
-    _OPEN.append(model)
-    return model
-
-
-@pytest.fixture(autouse=True)
-async def _close_models() -> AsyncIterator[None]:
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
+    return closing(AnthropicModel(name, api_key="test-key", base_url=base_url, **options))
 
 
 def overloaded(count: int, **headers: str) -> list[Reply]:
     body = {"error": {"message": "The server is overloaded", "type": "server_error"}}
     return [Reply.of_json(503, body, headers) for _ in range(count)]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture
-def silent_server() -> Iterator[str]:
-    """A socket that accepts connections and never answers."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(8)
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
 
 
 @tool
