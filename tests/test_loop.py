@@ -39,6 +39,7 @@ from toolwire import (
     tool,
 )
 from toolwire.models.base import CompletionDone, ModelSettings, StreamEvent, TextDelta
+from toolwire.models.profiles import TEST
 from toolwire.models.testing import ModelRequest
 
 pytestmark = pytest.mark.anyio
@@ -743,7 +744,7 @@ class SeamOnly:
 
     provider = "test"
     model_name = "seam"
-    native_output = True
+    profile = TEST  # a profile with native structured output, so the output travels in the request
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, ModelRequest]] = []
