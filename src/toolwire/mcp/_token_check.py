@@ -8,7 +8,7 @@ import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 from urllib.parse import quote_plus, urlsplit
 
 import anyio
@@ -17,33 +17,13 @@ import jwt
 
 from ..errors import InvalidTokenError
 from ..tools import AuthInfo
-from .server import is_loopback
-
-if TYPE_CHECKING:
-    from .resource_auth import ProtectedResource, TokenIntrospection
+from ._oauth_config import DEFAULT_ALGORITHMS, ProtectedResource, TokenIntrospection, check_url
 
 __all__ = [
-    "DEFAULT_ALGORITHMS",
     "AuthServerUnavailable",
     "IntrospectionVerifier",
     "JwtVerifier",
-    "check_url",
 ]
-
-DEFAULT_ALGORITHMS = (
-    "RS256",
-    "RS384",
-    "RS512",
-    "PS256",
-    "PS384",
-    "PS512",
-    "ES256",
-    "ES384",
-    "ES512",
-    "EdDSA",
-)
-"""The asymmetric JWS algorithms accepted; `none` and HMAC never are (an HMAC key would be the
-authorization server's public key, which anyone can fetch)."""
 
 # RFC 9068 wants `at+jwt`; many servers still send `JWT`. Other types (an ID token's
 # `logout+jwt`, a DPoP proof's `dpop+jwt`) are different tokens and must never pass as access.
@@ -53,15 +33,6 @@ _HTTP_TIMEOUT = 10.0
 
 class AuthServerUnavailable(Exception):
     """The authorization server could not be asked (answered 503: the token may be fine)."""
-
-
-def check_url(what: str, url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{what} must be an absolute http(s) URL, got {url!r}")
-    # OAuth 2.1 wants TLS; plain HTTP is allowed only on this machine (development, tests).
-    if parts.scheme == "http" and not is_loopback(parts.hostname):
-        raise ValueError(f"{what} must use https (plain http only on loopback), got {url!r}")
 
 
 # --- the authorization server's metadata and keys ---------------------------------------------

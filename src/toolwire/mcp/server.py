@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hmac
-import ipaddress
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -36,11 +35,13 @@ from ..results import (
     error_result,
 )
 from ..tools import Tool, ToolContext, ToolLike
+from ._base import AUTH_SCOPE_KEY, is_loopback
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
+from ._oauth_config import ProtectedResource
+from .resource_auth import OAuthGuard, ToolScopeCheck
 
 if TYPE_CHECKING:
     from ..tools import AuthInfo
-    from .resource_auth import ProtectedResource
 
 __all__ = [
     "APPROVAL_META_KEY",
@@ -63,9 +64,6 @@ DEFAULT_UPLOAD_TIMEOUT = 10.0
 
 _MAX_ECHOED_NAME = 64
 """How much of an unknown tool's name an error echoes back."""
-
-AUTH_SCOPE_KEY = "toolwire.auth"
-"""Where the OAuth guard leaves the caller's `AuthInfo` in the ASGI scope."""
 
 
 @functools.cache
@@ -534,8 +532,6 @@ def create_app(
     )
     app = _CancelOnDisconnect(app, stateless)
     if oauth is not None and oauth.tool_scopes:
-        from .resource_auth import ToolScopeCheck
-
         names = ToolRegistry()
         served = {names.add(t).name for t in tools}
         unknown = sorted(set(oauth.tool_scopes) - served)
@@ -546,22 +542,9 @@ def create_app(
     if auth_token is not None:
         app = _BearerAuth(app, auth_token)
     if oauth is not None:
-        from .resource_auth import OAuthGuard
-
         # Outermost: a caller without a valid token gets no further than its headers.
         app = OAuthGuard(app, oauth)
     return app
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (an address or name, IPv6 in brackets or not) only accepts local clients."""
-    bare = host.strip().removeprefix("[").removesuffix("]")
-    if bare.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(bare).is_loopback
-    except ValueError:
-        return False  # a name other than localhost may resolve anywhere
 
 
 async def serve(
