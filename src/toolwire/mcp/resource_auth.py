@@ -27,7 +27,7 @@ import logging
 import re
 from collections.abc import Sequence
 from typing import Any, cast
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -147,7 +147,10 @@ class OAuthGuard:
         answers = self.answers
         query = scope.get("query_string", b"")
         if query and any(k == "access_token" for k, _ in parse_qsl(query.decode("latin-1"))):
-            # Never read it: a URL ends up in logs and histories (MCP forbids the method).
+            # Never read it: a URL ends up in logs and histories (MCP forbids the method). The
+            # ASGI server's access log reads the query from this very scope once the answer
+            # starts, so the token is cut out of it first (uvicorn's log shows `[redacted]`).
+            scope["query_string"] = _scrubbed(query)
             await answers.send(
                 send,
                 400,
@@ -230,6 +233,32 @@ class OAuthGuard:
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
 
 
+def _scrubbed(query: bytes) -> bytes:
+    """The query string with every `access_token` value replaced, for whatever logs the URL."""
+    parts = query.split(b"&")
+    for index, part in enumerate(parts):
+        key, equals, _ = part.partition(b"=")
+        if unquote_to_bytes(key.replace(b"+", b" ")) == b"access_token" and equals:
+            parts[index] = key + b"=[redacted]"
+    return b"&".join(parts)
+
+
+class _TooDeep(Exception):
+    """A body nested beyond what Python's JSON parser can hold."""
+
+
+async def _parse_error(send: Send, message: str) -> None:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}}
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _unavailable(send: Send) -> None:
     body = json.dumps(
         {
@@ -267,7 +296,11 @@ class ToolScopeCheck:
             return
         first = await receive()
         body: bytes = first.get("body", b"")
-        needed = self._needed(body, info.scopes)
+        try:
+            needed = self._needed(body, info.scopes)
+        except _TooDeep:
+            await _parse_error(send, "the request body nests too deeply")
+            return
         if needed:
             names = " ".join(needed)
             await self.answers.send(
@@ -287,6 +320,8 @@ class ToolScopeCheck:
             message: Any = json.loads(body)
         except ValueError:
             return []  # the MCP layer answers a parse error
+        except RecursionError:
+            raise _TooDeep from None
         messages = cast(list[Any], message) if isinstance(message, list) else [message]
         for item in messages:
             if not isinstance(item, dict):
