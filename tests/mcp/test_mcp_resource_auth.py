@@ -761,7 +761,7 @@ def test_configuration_mistakes_are_refused_early() -> None:
 
 class _Verifier:
     async def verify(self, token: str) -> AuthInfo:
-        if token != "letmein":
+        if token != "letmein-letmein-letmein":
             raise InvalidTokenError("unknown to this verifier")
         return AuthInfo(subject="u1", client_id="c1", scopes=frozenset({"x"}), issuer="me")
 
@@ -770,7 +770,7 @@ async def test_a_verifier_of_ones_own(servers: AuthServers) -> None:
     oauth = _oauth(servers, scopes=["x"], verifier=_Verifier())
     async with serve_app(create_app([whoami], oauth=oauth), port=servers.port) as url:
         refused = await _post(url, "letmeout")
-        async with McpClient(url, auth_token="letmein") as client:
+        async with McpClient(url, auth_token="letmein-letmein-letmein") as client:
             result = await client.call_tool("whoami", {})
     assert refused.status_code == 401
     assert "unknown to this verifier" in _challenge(refused)

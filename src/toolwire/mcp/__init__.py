@@ -25,11 +25,14 @@ from .registry import (
     run_agent,
 )
 from .resource_auth import ProtectedResource, TokenIntrospection, TokenVerifier
+from ._serve_checks import MIN_TOKEN_CHARS
+from ._sessions import SessionPolicy
 from .server import LOCAL_HOSTS, build_server, create_app, serve
 
 __all__ = [
     "APPROVAL_META_KEY",
     "LOCAL_HOSTS",
+    "MIN_TOKEN_CHARS",
     "McpAuthError",
     "McpClient",
     "McpConnectionError",
@@ -42,6 +45,7 @@ __all__ = [
     "McpToolRegistry",
     "McpToolSpec",
     "ProtectedResource",
+    "SessionPolicy",
     "StaticMcpRegistry",
     "StdioServerParameters",
     "TokenIntrospection",

@@ -38,6 +38,8 @@ from ..tools import Tool, ToolContext, ToolLike
 from ._base import AUTH_SCOPE_KEY, is_loopback
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
 from ._oauth_config import ProtectedResource
+from ._serve_checks import check_serving
+from ._sessions import AnonymousSessions, SessionPolicy
 from .resource_auth import OAuthGuard, ToolScopeCheck
 
 if TYPE_CHECKING:
@@ -479,6 +481,7 @@ def create_app(
     upload_timeout: float | None = DEFAULT_UPLOAD_TIMEOUT,
     max_sessions: int | None = 10_000,
     session_idle_timeout: float | None = 1800.0,
+    session_policy: SessionPolicy | None = None,
 ) -> ASGIApp:
     """An ASGI app serving `tools` over MCP Streamable HTTP at `path`.
 
@@ -487,7 +490,8 @@ def create_app(
     Args:
         tools: Anything `ToolRegistry` accepts; names must be unique.
         name: The server name given to clients.
-        auth_token: When set, every request needs `Authorization: Bearer <auth_token>` (else 401).
+        auth_token: When set, every request needs `Authorization: Bearer <auth_token>` (else 401);
+            at least `MIN_TOKEN_CHARS` (16) characters.
         oauth: Act as an OAuth protected resource: publish its metadata and accept only access
             tokens the authorization server issued for this server (exclusive with
             `auth_token`). Tools see the caller as `ToolContext.auth`.
@@ -506,13 +510,20 @@ def create_app(
             sets no cap.
         session_idle_timeout: Seconds after which a session with no request is closed. `None`
             keeps sessions until their client ends them.
+        session_policy: How sessions without an OAuth principal share `max_sessions` (per-client
+            quota, least recently used closed first, one-request sessions dropped early); the
+            `SessionPolicy` defaults when `None`.
 
     Raises:
-        ValueError: an empty `auth_token`, both `auth_token` and `oauth`, `oauth` scopes for a
+        ValueError: an empty `auth_token` or one shorter than 16 characters, both `auth_token` and `oauth`, `oauth` scopes for a
             tool not served, or a limit that is not positive.
     """
-    if auth_token is not None and not auth_token.strip():
-        raise ValueError("auth_token is empty: give a real token, or None for no authentication")
+    check_serving(
+        auth_token=auth_token,
+        has_oauth=oauth is not None,
+        allowed_hosts=allowed_hosts,
+        dns_rebinding_protection=dns_rebinding_protection,
+    )
     if auth_token is not None and oauth is not None:
         raise ValueError("give auth_token or oauth, not both")
     if max_body_bytes <= 0:
@@ -530,6 +541,8 @@ def create_app(
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
     )
+    if not stateless:
+        app = AnonymousSessions(app, session_policy or SessionPolicy(), max_sessions)
     app = _CancelOnDisconnect(app, stateless)
     if oauth is not None and oauth.tool_scopes:
         names = ToolRegistry()
