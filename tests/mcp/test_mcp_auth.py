@@ -115,7 +115,9 @@ async def test_a_server_without_oauth_metadata_fails_clearly(
     # hanging (the legacy fallback tries registration at the server's own origin).
     app = create_app([], name="locked", auth_token="secret-secret-secret")
     async with serve_app(app) as url:
-        with pytest.raises(McpAuthError, match="Signing in failed at the (authorization server|token endpoint)"):
+        with pytest.raises(
+            McpAuthError, match=r"Signing in failed at the (authorization server|token endpoint)"
+        ):
             await McpClient(url, auth=auth).connect()
 
 
@@ -130,5 +132,7 @@ async def test_oauth_is_only_used_when_the_server_asks(tmp_path: Path) -> None:
 async def test_from_mcp_takes_auth() -> None:
     app = create_app([], name="locked", auth_token="secret-secret-secret")
     async with serve_app(app) as url:
-        with pytest.raises(McpAuthError, match="Signing in failed at the (authorization server|token endpoint)"):
+        with pytest.raises(
+            McpAuthError, match=r"Signing in failed at the (authorization server|token endpoint)"
+        ):
             await from_mcp(url, auth=ClientCredentials("id", "secret"))

@@ -15,6 +15,8 @@ from ._content import (
     McpProtocolError,
     McpToolSpec,
 )
+from ._serve_checks import MIN_TOKEN_CHARS
+from ._sessions import SessionPolicy
 from .client import McpClient, McpTool, StdioServerParameters, from_mcp
 from .registry import (
     McpRegistry,
@@ -25,8 +27,6 @@ from .registry import (
     run_agent,
 )
 from .resource_auth import ProtectedResource, TokenIntrospection, TokenVerifier
-from ._serve_checks import MIN_TOKEN_CHARS
-from ._sessions import SessionPolicy
 from .server import LOCAL_HOSTS, build_server, create_app, serve
 
 __all__ = [
