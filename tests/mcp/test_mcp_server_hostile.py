@@ -4,12 +4,17 @@ settings that would expose the tools without saying so."""
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import sys
+from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
-from conftest import serve_app
+from conftest import free_port, serve_app, wait_for_port
 from toolwire.mcp import MIN_TOKEN_CHARS, SessionPolicy, create_app
 
 pytestmark = pytest.mark.anyio
@@ -126,3 +131,51 @@ def test_any_host_without_a_token_warns(
     with caplog.at_level(logging.WARNING, logger="toolwire.mcp"):
         create_app([add], auth_token="x" * MIN_TOKEN_CHARS, **options)
     assert "DNS rebinding" not in caplog.text
+
+
+# --- descriptor exhaustion ----------------------------------------------------------------------
+
+_LIMITED_SERVER = """
+import resource, sys
+import anyio
+resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+from toolwire.mcp import serve
+
+def add(a: int, b: int) -> int:
+    '''Add two numbers.'''
+    return a + b
+
+anyio.run(lambda: serve([add], port=int(sys.argv[1])))
+"""
+
+
+async def test_out_of_descriptors_the_server_sheds_load_logs_little_and_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    """A server limited to 256 descriptors, 356 stalled connections: a normal client still gets
+    its initialize answered, and the accept error is logged a few times, not thousands."""
+    port = free_port()
+    errors = tmp_path / "stderr"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    with errors.open("wb") as err:
+        proc = await anyio.open_process(
+            [sys.executable, "-c", _LIMITED_SERVER, str(port)], stderr=err, env=env
+        )
+    stalled: list[socket.socket] = []
+    try:
+        await wait_for_port(port)
+        for _ in range(356):
+            stalled.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        async with httpx.AsyncClient(timeout=20, headers=HEADERS) as client:
+            with anyio.fail_after(30):
+                response = await client.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE)
+        assert response.status_code == 200
+    finally:
+        for sock in stalled:
+            sock.close()
+        proc.terminate()
+        with anyio.fail_after(20):
+            await proc.wait()
+    log = errors.read_bytes()
+    assert log.count(b"Too many open files") <= 5, log[:2000]
+    assert len(log) < 10_000, len(log)

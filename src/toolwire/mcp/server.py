@@ -38,6 +38,7 @@ from ..tools import Tool, ToolContext, ToolLike
 from ._base import AUTH_SCOPE_KEY, is_loopback
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
 from ._oauth_config import ProtectedResource
+from ._overload import shed_on_exhaustion
 from ._serve_checks import check_serving
 from ._sessions import AnonymousSessions, SessionPolicy
 from .resource_auth import OAuthGuard, ToolScopeCheck
@@ -633,6 +634,7 @@ async def serve(
     )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", **dict(options or {}))
     server = uvicorn.Server(config)
+    shed_on_exhaustion(server)  # out of descriptors: close idle connections, log sparingly
     try:
         await server.serve()
     except BaseException:
