@@ -739,7 +739,7 @@ async def test_a_session_belongs_to_the_principal_that_opened_it(servers: AuthSe
 def test_configuration_mistakes_are_refused_early() -> None:
     good = {"resource": "https://tools.example/mcp", "authorization_server": "https://as.example"}
     with pytest.raises(ValueError, match="not both"):
-        create_app([whoami], auth_token="t", oauth=ProtectedResource(**good))
+        create_app([whoami], auth_token="t" * 16, oauth=ProtectedResource(**good))
     with pytest.raises(ValueError, match="not served: nope"):
         create_app([whoami], oauth=ProtectedResource(**good, tool_scopes={"nope": ["a"]}))
     with pytest.raises(ValueError, match="https"):
