@@ -22,7 +22,7 @@ import pytest
 from conftest import serve_app
 from toolwire.errors import EgressBlocked
 from toolwire.mcp import McpAuthError, McpClient
-from toolwire.mcp.auth import ClientCredentials, OAuth, SignInPolicy
+from toolwire.mcp.auth import ClientCredentials, CrossAppAccess, OAuth, SignInPolicy
 
 pytestmark = pytest.mark.anyio
 
@@ -290,3 +290,30 @@ async def test_the_sign_in_rule_for_private_addresses() -> None:
     everything = await SignInPolicy(allow=["169.254.0.0/16"]).egress_for("http://127.0.0.1/mcp")
     with pytest.raises(EgressBlocked, match="denies"):
         await everything.check_url("http://169.254.169.254/latest/meta-data")
+
+
+async def test_an_endless_identity_provider_answer_is_cut_at_the_cap() -> None:
+    async with hostile() as server:
+        server.answers["/idp/token"] = "endless"
+        access = CrossAppAccess(
+            "cid",
+            SECRET,
+            issuer=server.base,
+            idp_token_endpoint=f"{server.base}/idp/token",
+            id_token="id-token",
+        )
+        with anyio.fail_after(30), pytest.raises(McpAuthError, match="more than 1000000 bytes"):
+            await access.exchange(server.base, f"{server.base}/mcp")
+
+
+async def test_the_identity_provider_never_gets_a_secret_on_the_metadata_address() -> None:
+    access = CrossAppAccess(
+        "cid",
+        SECRET,
+        issuer="https://as.example",
+        idp_token_endpoint="http://169.254.169.254/token",
+        id_token="id-token",
+        idp_client_secret="idp-secret",
+    )
+    with anyio.fail_after(30), pytest.raises(McpAuthError, match="denies"):
+        await access.exchange("https://as.example", "https://mcp.example/mcp")

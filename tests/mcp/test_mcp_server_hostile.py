@@ -179,3 +179,17 @@ async def test_out_of_descriptors_the_server_sheds_load_logs_little_and_keeps_se
     log = errors.read_bytes()
     assert log.count(b"Too many open files") <= 5, log[:2000]
     assert len(log) < 10_000, len(log)
+
+
+async def test_toolwire_serve_refuses_a_short_token() -> None:
+    command = [sys.executable, "-c", "from toolwire._console import main; main()"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("TOOLWIRE_SERVE_TOKEN", None)
+    with anyio.fail_after(60):
+        done = await anyio.run_process(
+            [*command, "serve", "--prebuilt", "--port", str(free_port()), "--token", "short"],
+            env=env,
+            check=False,
+        )
+    assert done.returncode != 0
+    assert f"at least {MIN_TOKEN_CHARS}" in done.stderr.decode()
