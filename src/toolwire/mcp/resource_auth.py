@@ -27,7 +27,7 @@ import logging
 import re
 from collections.abc import Sequence
 from typing import Any, cast
-from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import InvalidTokenError
 from ..tools import AuthInfo
-from ._base import AUTH_SCOPE_KEY
+from ._base import AUTH_SCOPE_KEY, scrub_query_token
 from ._oauth_config import (
     DEFAULT_ALGORITHMS,
     ProtectedResource,
@@ -150,7 +150,7 @@ class OAuthGuard:
             # Never read it: a URL ends up in logs and histories (MCP forbids the method). The
             # ASGI server's access log reads the query from this very scope once the answer
             # starts, so the token is cut out of it first (uvicorn's log shows `[redacted]`).
-            scope["query_string"] = _scrubbed(query)
+            scope["query_string"] = scrub_query_token(query)
             await answers.send(
                 send,
                 400,
@@ -231,16 +231,6 @@ class OAuthGuard:
         ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
-
-
-def _scrubbed(query: bytes) -> bytes:
-    """The query string with every `access_token` value replaced, for whatever logs the URL."""
-    parts = query.split(b"&")
-    for index, part in enumerate(parts):
-        key, equals, _ = part.partition(b"=")
-        if unquote_to_bytes(key.replace(b"+", b" ")) == b"access_token" and equals:
-            parts[index] = key + b"=[redacted]"
-    return b"&".join(parts)
 
 
 class _TooDeep(Exception):

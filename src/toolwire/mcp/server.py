@@ -39,7 +39,7 @@ from ._base import AUTH_SCOPE_KEY, is_loopback
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
 from ._oauth_config import ProtectedResource
 from ._overload import shed_on_exhaustion
-from ._serve_checks import check_serving
+from ._serve_checks import ScrubQueryToken, check_serving
 from ._sessions import AnonymousSessions, SessionPolicy
 from .resource_auth import OAuthGuard, ToolScopeCheck
 
@@ -555,10 +555,9 @@ def create_app(
     app = _BoundedBody(app, max_body_bytes, upload_timeout)
     if auth_token is not None:
         app = _BearerAuth(app, auth_token)
-    if oauth is not None:
-        # Outermost: a caller without a valid token gets no further than its headers.
-        app = OAuthGuard(app, oauth)
-    return app
+    # Outermost: a caller without a valid token gets no further than its headers. Without
+    # OAuth, a token sent in the URL is still cut out before the access log sees it.
+    return OAuthGuard(app, oauth) if oauth is not None else ScrubQueryToken(app)
 
 
 async def serve(
