@@ -41,7 +41,7 @@ class Hostile:
     )
 
     def default(self, path: str) -> tuple[int, bytes] | None:
-        if path.startswith("/.well-known/oauth-protected-resource"):
+        if path.startswith("/.well-known/oauth-protected-resource") or path == "/moved":
             document = {"resource": f"{self.base}/mcp", "authorization_servers": [self.base]}
             return 200, json.dumps(document).encode()
         if path == "/.well-known/oauth-authorization-server":
@@ -76,6 +76,10 @@ class Hostile:
         if answer == "silent":  # reads the request, never answers, until the client hangs up
             while (await receive())["type"] != "http.disconnect":
                 pass
+            return
+        if isinstance(answer, tuple) and answer[0] == "redirect":
+            location = answer[2].replace("{base}", self.base).encode()
+            await _send(send, answer[1], b"", [(b"location", location)])
             return
         if isinstance(answer, tuple):
             status, body = answer
@@ -317,3 +321,26 @@ async def test_the_identity_provider_never_gets_a_secret_on_the_metadata_address
     )
     with anyio.fail_after(30), pytest.raises(McpAuthError, match="denies"):
         await access.exchange("https://as.example", "https://mcp.example/mcp")
+
+
+async def test_a_redirect_within_the_origin_is_followed_through_the_guard() -> None:
+    async with hostile() as server:
+        server.answers["/.well-known/oauth-protected-resource/mcp"] = ("redirect", 307, "/moved")
+        server.answers["/token"] = (400, b'{"error": "invalid_client"}')
+        error = await _sign_in(server, _credentials())
+    assert "Signing in failed at the token endpoint" in str(error)
+    assert ("GET", "/moved", None) in server.seen
+
+
+async def test_a_redirect_out_of_the_origin_is_not_followed() -> None:
+    async with hostile() as server:
+        server.answers["/.well-known/oauth-authorization-server"] = (
+            "redirect",
+            302,
+            "http://169.254.169.254/latest/meta-data",
+        )
+        error = await _sign_in(server, _credentials())
+    # Not followed: with no metadata, the SDK falls back to the MCP server's own origin (the
+    # one the caller named), so the secret goes there and nowhere else.
+    assert f"the token endpoint {server.base}/token" in str(error)
+    assert _secret_sent_to(server) == ["/token"]

@@ -247,6 +247,22 @@ class GuardedAuth(httpx2.Auth):
             await flow.aclose()
 
     async def _send(self, request: httpx2.Request, party: str) -> httpx2.Response:
+        """Send one sign-in request, following redirects that stay within its origin.
+
+        The SDK would follow those itself, but only for answers its own client read; each hop
+        here goes through the guard again, and one that leaves the origin is handed back as is
+        (the SDK then treats it as a failed fetch), so a credential never follows it.
+        """
+        response = await self._send_once(request, party)
+        for _ in range(_MAX_REDIRECTS):
+            follow = _same_origin_redirect(request, response)
+            if follow is None:
+                break
+            request = follow
+            response = await self._send_once(request, party)
+        return response
+
+    async def _send_once(self, request: httpx2.Request, party: str) -> httpx2.Response:
         if self._egress is None:
             self._egress = await self.policy.egress_for(self.server_url)
         egress = self._egress
@@ -309,6 +325,41 @@ class GuardedAuth(httpx2.Auth):
             f"Signing in refused {party}: plain HTTP off this machine (OAuth wants HTTPS; "
             "SignInPolicy(allow_http=True) accepts it, for development only)"
         )
+
+
+_MAX_REDIRECTS = 5
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _same_origin_redirect(sent: httpx2.Request, response: httpx2.Response) -> httpx2.Request | None:
+    """The next request for a redirect that keeps the method and the origin, else `None`."""
+    location = response.headers.get("location")
+    if response.status_code not in _REDIRECTS or not location:
+        return None
+    if sent.method != "GET" and response.status_code not in (307, 308):
+        return None  # would turn a POST into a GET and drop the form
+    try:
+        target = sent.url.join(location.strip())
+    except httpx2.InvalidURL:
+        return None
+    same = (target.scheme, target.host, target.port) == (
+        sent.url.scheme,
+        sent.url.host,
+        sent.url.port,
+    )
+    upgraded = (
+        sent.url.scheme == "http"
+        and target.scheme == "https"
+        and target.host == sent.url.host
+        and sent.url.port is None
+        and target.port is None
+    )
+    if not (same or upgraded) or target.userinfo:
+        return None
+    headers = {k: v for k, v in sent.headers.items() if k.lower() not in _DROPPED_HEADERS}
+    return httpx2.Request(
+        sent.method, target.copy_with(fragment=None), headers=headers, content=sent.content
+    )
 
 
 def _resource_metadata(response: httpx2.Response) -> str | None:
