@@ -28,11 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["AnonymousSessions", "SessionPolicy"]
 
 _SESSION_HEADER = b"mcp-session-id"
+_VERSION_HEADER = b"mcp-protocol-version"
+_SESSIONLESS = frozenset(MODERN_PROTOCOL_VERSIONS)
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,8 @@ class AnonymousSessions:
             return
         session_id = _header(scope, _SESSION_HEADER)
         if session_id is None:
-            if scope["method"] == "POST":
+            # The per-request era (2026-07-28) opens no sessions: nothing to make room for.
+            if scope["method"] == "POST" and _header(scope, _VERSION_HEADER) not in _SESSIONLESS:
                 await self._open(scope, receive, send)
             else:
                 await self.app(scope, receive, send)
