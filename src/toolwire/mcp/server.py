@@ -511,13 +511,14 @@ def create_app(
             sets no cap.
         session_idle_timeout: Seconds after which a session with no request is closed. `None`
             keeps sessions until their client ends them.
-        session_policy: How sessions without an OAuth principal share `max_sessions` (per-client
-            quota, least recently used closed first, one-request sessions dropped early); the
-            `SessionPolicy` defaults when `None`.
+        session_policy: How sessions without an OAuth principal share `max_sessions` (a
+            per-client quota, the busiest client's oldest idle session closed at the cap,
+            one-request sessions dropped early); `SessionPolicy()` when `None`.
 
     Raises:
-        ValueError: an empty `auth_token` or one shorter than 16 characters, both `auth_token` and `oauth`, `oauth` scopes for a
-            tool not served, or a limit that is not positive.
+        ValueError: an empty `auth_token` or one shorter than 16 characters, both
+            `auth_token` and `oauth`, `oauth` scopes for a tool not served, or a limit that is not
+            positive.
     """
     check_serving(
         auth_token=auth_token,
