@@ -309,7 +309,7 @@ def guarded() -> Iterator[str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [*TOOLWIRE, "serve", "--prebuilt", "--port", str(port), "--token", "s3cret"],
+        [*TOOLWIRE, "serve", "--prebuilt", "--port", str(port), "--token", "s3cret-s3cret-s3cret"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -328,11 +328,11 @@ def test_mcp_failures_hint_at_the_cause(guarded: str) -> None:
     assert missing.returncode == 1 and "pass --token" in missing.stderr
     refused = run("tools", guarded, "--token", "wrong")
     assert refused.returncode == 1 and "refused the credentials given" in refused.stderr
-    listed = run("tools", guarded, "--header", "Authorization: Bearer s3cret")
+    listed = run("tools", guarded, "--header", "Authorization: Bearer s3cret-s3cret-s3cret")
     assert listed.returncode == 0, listed.stderr
     assert "expression: string" in listed.stdout  # the parameters column
     root = guarded.removesuffix("/mcp")
-    wrong_path = run("tools", root + "/api", "--token", "s3cret")
+    wrong_path = run("tools", root + "/api", "--token", "s3cret-s3cret-s3cret")
     assert wrong_path.returncode == 1
     assert f"MCP servers usually answer at {root}/mcp" in wrong_path.stderr, wrong_path.stderr
 

@@ -98,7 +98,7 @@ def test_bad_configuration_is_refused() -> None:
 
 
 async def test_a_refusal_without_oauth_says_what_to_pass() -> None:
-    app = create_app([], name="locked", auth_token="secret")
+    app = create_app([], name="locked", auth_token="secret-secret-secret")
     async with serve_app(app) as url:
         with pytest.raises(McpAuthError, match=r"\(401\).*auth=OAuth"):
             await McpClient(url).connect()
@@ -111,10 +111,13 @@ async def test_a_server_without_oauth_metadata_fails_clearly(
     auth: OAuth | ClientCredentials,
 ) -> None:
     # toolwire's server with a fixed token publishes no OAuth metadata: discovery finds none,
-    # and the client stops with a typed error instead of retrying or hanging.
-    app = create_app([], name="locked", auth_token="secret")
+    # and the client stops with a typed error naming where it failed, instead of retrying or
+    # hanging (the legacy fallback tries registration at the server's own origin).
+    app = create_app([], name="locked", auth_token="secret-secret-secret")
     async with serve_app(app) as url:
-        with pytest.raises(McpAuthError, match="OAuth authorization with the MCP server failed"):
+        with pytest.raises(
+            McpAuthError, match=r"Signing in failed at the (authorization server|token endpoint)"
+        ):
             await McpClient(url, auth=auth).connect()
 
 
@@ -127,7 +130,9 @@ async def test_oauth_is_only_used_when_the_server_asks(tmp_path: Path) -> None:
 
 
 async def test_from_mcp_takes_auth() -> None:
-    app = create_app([], name="locked", auth_token="secret")
+    app = create_app([], name="locked", auth_token="secret-secret-secret")
     async with serve_app(app) as url:
-        with pytest.raises(McpAuthError, match="OAuth authorization with the MCP server failed"):
+        with pytest.raises(
+            McpAuthError, match=r"Signing in failed at the (authorization server|token endpoint)"
+        ):
             await from_mcp(url, auth=ClientCredentials("id", "secret"))

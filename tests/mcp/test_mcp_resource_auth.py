@@ -739,7 +739,7 @@ async def test_a_session_belongs_to_the_principal_that_opened_it(servers: AuthSe
 def test_configuration_mistakes_are_refused_early() -> None:
     good = {"resource": "https://tools.example/mcp", "authorization_server": "https://as.example"}
     with pytest.raises(ValueError, match="not both"):
-        create_app([whoami], auth_token="t", oauth=ProtectedResource(**good))
+        create_app([whoami], auth_token="t" * 16, oauth=ProtectedResource(**good))
     with pytest.raises(ValueError, match="not served: nope"):
         create_app([whoami], oauth=ProtectedResource(**good, tool_scopes={"nope": ["a"]}))
     with pytest.raises(ValueError, match="https"):
@@ -761,7 +761,7 @@ def test_configuration_mistakes_are_refused_early() -> None:
 
 class _Verifier:
     async def verify(self, token: str) -> AuthInfo:
-        if token != "letmein":
+        if token != "letmein-letmein-letmein":
             raise InvalidTokenError("unknown to this verifier")
         return AuthInfo(subject="u1", client_id="c1", scopes=frozenset({"x"}), issuer="me")
 
@@ -770,7 +770,7 @@ async def test_a_verifier_of_ones_own(servers: AuthServers) -> None:
     oauth = _oauth(servers, scopes=["x"], verifier=_Verifier())
     async with serve_app(create_app([whoami], oauth=oauth), port=servers.port) as url:
         refused = await _post(url, "letmeout")
-        async with McpClient(url, auth_token="letmein") as client:
+        async with McpClient(url, auth_token="letmein-letmein-letmein") as client:
             result = await client.call_tool("whoami", {})
     assert refused.status_code == 401
     assert "unknown to this verifier" in _challenge(refused)

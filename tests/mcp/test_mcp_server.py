@@ -192,8 +192,8 @@ async def test_pagination() -> None:
 
 
 async def test_bearer_token_is_required() -> None:
-    async with serve_app(toolwire_app(auth_token="s3cret")) as url:
-        async with McpClient(url, auth_token="s3cret") as client:
+    async with serve_app(toolwire_app(auth_token="s3cret-s3cret-s3cret")) as url:
+        async with McpClient(url, auth_token="s3cret-s3cret-s3cret") as client:
             assert (await client.call_tool("add", {"a": 1, "b": 1})).text == "2"
         for token in (None, "wrong"):
             with pytest.raises(McpAuthError):
@@ -202,7 +202,7 @@ async def test_bearer_token_is_required() -> None:
             response = await http.post(url, json=INIT, headers=HEADERS)
             # The scheme is case-insensitive (RFC 7235); the token is not.
             lower = await http.post(
-                url, json=INIT, headers={**HEADERS, "authorization": "bearer s3cret"}
+                url, json=INIT, headers={**HEADERS, "authorization": "bearer s3cret-s3cret-s3cret"}
             )
             wrong_case = await http.post(
                 url, json=INIT, headers={**HEADERS, "authorization": "Bearer S3CRET"}
@@ -272,9 +272,11 @@ def test_duplicate_names_are_refused() -> None:
 async def test_serve_over_http() -> None:
     port = free_port()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: serve(toolwire_tools(), port=port, auth_token="t"))
+        tg.start_soon(lambda: serve(toolwire_tools(), port=port, auth_token="t-t-t-t-t-t-t-t-t-t"))
         await wait_for_port(port)
-        async with McpClient(f"http://127.0.0.1:{port}/mcp", auth_token="t") as client:
+        async with McpClient(
+            f"http://127.0.0.1:{port}/mcp", auth_token="t-t-t-t-t-t-t-t-t-t"
+        ) as client:
             assert (await client.call_tool("add", {"a": 3, "b": 4})).text == "7"
         tg.cancel_scope.cancel()
 

@@ -107,26 +107,28 @@ def test_an_empty_token_file_is_refused(tmp_path: Path) -> None:
 
 def test_every_interface_with_a_token_file_and_allowed_host(tmp_path: Path) -> None:
     secret = tmp_path / "token"
-    secret.write_text("file-secret\n")  # the trailing newline an editor adds is not the token
+    secret.write_text(
+        "file-secret-0123456789\n"
+    )  # the trailing newline an editor adds is not the token
     with serving(
         "--host", "0.0.0.0", "--token-file", str(secret), "--allowed-host", "tools.example"
     ) as (_, port, _proc):
         assert _post(port) == 401
         assert _post(port, token="wrong") == 401
-        assert _post(port, token="file-secret") == 200
+        assert _post(port, token="file-secret-0123456789") == 200
         # The public name the operator allowed passes the Host check; others do not.
-        assert _post(port, host="tools.example", token="file-secret") == 200
-        assert _post(port, host="evil.example", token="file-secret") == 421
+        assert _post(port, host="tools.example", token="file-secret-0123456789") == 200
+        assert _post(port, host="evil.example", token="file-secret-0123456789") == 421
 
 
 def test_the_token_can_come_from_the_environment_not_argv() -> None:
-    with serving(env=_env(TOOLWIRE_SERVE_TOKEN="env-secret")) as (_, port, proc):
+    with serving(env=_env(TOOLWIRE_SERVE_TOKEN="env-secret-0123456789")) as (_, port, proc):
         assert _post(port) == 401
-        assert _post(port, token="env-secret") == 200
+        assert _post(port, token="env-secret-0123456789") == 200
         # Nothing in the process's command line gives the token away (as `ps` would show).
         cmdline = Path(f"/proc/{proc.pid}/cmdline")
         if cmdline.exists():
-            assert b"env-secret" not in cmdline.read_bytes()
+            assert b"env-secret-0123456789" not in cmdline.read_bytes()
 
 
 def test_allow_anonymous_serves_beyond_loopback_with_a_warning() -> None:
@@ -144,7 +146,7 @@ def test_a_token_set_for_http_does_not_stop_a_stdio_server() -> None:
         input="",
         capture_output=True,
         text=True,
-        env=_env(TOOLWIRE_SERVE_TOKEN="env-secret"),
+        env=_env(TOOLWIRE_SERVE_TOKEN="env-secret-0123456789"),
         timeout=60,
         cwd=ROOT,
     )
@@ -157,7 +159,7 @@ def test_the_session_cap_and_upload_timeout_are_options() -> None:
 
     with serving("--max-sessions", "1", "--upload-timeout", "0.5") as (_, port, _proc):
         assert _post(port) == 200
-        assert _post(port) == 503  # the cap: no second session
+        assert _post(port) == 200  # at the cap the oldest idle session gives way
         with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
             sock.sendall(
                 b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"

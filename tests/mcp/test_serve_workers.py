@@ -282,7 +282,7 @@ async def test_a_call_the_client_gives_up_on_stops_on_its_worker(
 
 def test_the_token_and_host_checks_hold_on_every_worker(tmp_path: Path) -> None:
     secret = tmp_path / "token"
-    secret.write_text("worker-secret\n")
+    secret.write_text("worker-secret-0123456789\n")
     args = ("--tools", "pidtools:worker_pid", "--workers", "2", "--token-file", str(secret))
     with serving(tmp_path, *args, "--allowed-host", "tools.example") as served:
         served.wait_for(r"with 2 workers")
@@ -297,9 +297,9 @@ def test_the_token_and_host_checks_hold_on_every_worker(tmp_path: Path) -> None:
 
         assert {status(None) for _ in range(8)} == {401}
         assert {status("wrong") for _ in range(8)} == {401}
-        assert {status("worker-secret") for _ in range(8)} == {200}
-        assert {status("worker-secret", "tools.example") for _ in range(4)} == {200}
-        assert {status("worker-secret", "evil.example") for _ in range(4)} == {421}
+        assert {status("worker-secret-0123456789") for _ in range(8)} == {200}
+        assert {status("worker-secret-0123456789", "tools.example") for _ in range(4)} == {200}
+        assert {status("worker-secret-0123456789", "evil.example") for _ in range(4)} == {421}
         assert _stop(served) == 0
 
 

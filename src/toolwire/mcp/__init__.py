@@ -15,6 +15,8 @@ from ._content import (
     McpProtocolError,
     McpToolSpec,
 )
+from ._serve_checks import MIN_TOKEN_CHARS
+from ._sessions import SessionPolicy
 from .client import McpClient, McpTool, StdioServerParameters, from_mcp
 from .registry import (
     McpRegistry,
@@ -30,6 +32,7 @@ from .server import LOCAL_HOSTS, build_server, create_app, serve
 __all__ = [
     "APPROVAL_META_KEY",
     "LOCAL_HOSTS",
+    "MIN_TOKEN_CHARS",
     "McpAuthError",
     "McpClient",
     "McpConnectionError",
@@ -42,6 +45,7 @@ __all__ = [
     "McpToolRegistry",
     "McpToolSpec",
     "ProtectedResource",
+    "SessionPolicy",
     "StaticMcpRegistry",
     "StdioServerParameters",
     "TokenIntrospection",

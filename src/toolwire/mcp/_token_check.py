@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 from urllib.parse import quote_plus, urlsplit
 
 import anyio
@@ -17,33 +19,13 @@ import jwt
 
 from ..errors import InvalidTokenError
 from ..tools import AuthInfo
-from .server import is_loopback
-
-if TYPE_CHECKING:
-    from .resource_auth import ProtectedResource, TokenIntrospection
+from ._oauth_config import DEFAULT_ALGORITHMS, ProtectedResource, TokenIntrospection, check_url
 
 __all__ = [
-    "DEFAULT_ALGORITHMS",
     "AuthServerUnavailable",
     "IntrospectionVerifier",
     "JwtVerifier",
-    "check_url",
 ]
-
-DEFAULT_ALGORITHMS = (
-    "RS256",
-    "RS384",
-    "RS512",
-    "PS256",
-    "PS384",
-    "PS512",
-    "ES256",
-    "ES384",
-    "ES512",
-    "EdDSA",
-)
-"""The asymmetric JWS algorithms accepted; `none` and HMAC never are (an HMAC key would be the
-authorization server's public key, which anyone can fetch)."""
 
 # RFC 9068 wants `at+jwt`; many servers still send `JWT`. Other types (an ID token's
 # `logout+jwt`, a DPoP proof's `dpop+jwt`) are different tokens and must never pass as access.
@@ -53,15 +35,6 @@ _HTTP_TIMEOUT = 10.0
 
 class AuthServerUnavailable(Exception):
     """The authorization server could not be asked (answered 503: the token may be fine)."""
-
-
-def check_url(what: str, url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{what} must be an absolute http(s) URL, got {url!r}")
-    # OAuth 2.1 wants TLS; plain HTTP is allowed only on this machine (development, tests).
-    if parts.scheme == "http" and not is_loopback(parts.hostname):
-        raise ValueError(f"{what} must use https (plain http only on loopback), got {url!r}")
 
 
 # --- the authorization server's metadata and keys ---------------------------------------------
@@ -136,31 +109,56 @@ class _AuthServer:
         return url
 
 
-async def _get_json(url: str) -> dict[str, Any]:
+MAX_ANSWER_BYTES = 1_000_000
+"""The most of an authorization server's answer (metadata, JWKS, introspection) read; a larger
+one is refused as unavailable rather than held in memory."""
+
+
+async def _fetch(method: str, url: str, **options: Any) -> tuple[int, bytes]:
+    """One exchange with the authorization server: its status and body, capped and timed."""
     try:
-        async with httpx.AsyncClient(timeout=_HTTP_TIMEOUT, follow_redirects=False) as client:
-            response = await client.get(url, headers={"accept": "application/json"})
+        with anyio.fail_after(_HTTP_TIMEOUT):
+            async with (
+                httpx.AsyncClient(timeout=_HTTP_TIMEOUT, follow_redirects=False) as client,
+                client.stream(method, url, **options) as response,
+            ):
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_ANSWER_BYTES:
+                        raise AuthServerUnavailable(
+                            f"{url} answered more than {MAX_ANSWER_BYTES} bytes"
+                        )
+                return response.status_code, bytes(body)
+    except TimeoutError:
+        raise AuthServerUnavailable(
+            f"{url} did not answer within {_HTTP_TIMEOUT:g} seconds"
+        ) from None
     except httpx.HTTPError as exc:
         raise AuthServerUnavailable(f"{url}: {exc!r}") from None
-    return _json_object(url, response)
 
 
-def _json_object(url: str, response: httpx.Response) -> dict[str, Any]:
-    if response.status_code != 200:
-        raise AuthServerUnavailable(f"{url} answered HTTP {response.status_code}")
+async def _get_json(url: str) -> dict[str, Any]:
+    status, body = await _fetch("GET", url, headers={"accept": "application/json"})
+    return _json_object(url, status, body)
+
+
+def _json_object(url: str, status: int, body: bytes) -> dict[str, Any]:
+    if status != 200:
+        raise AuthServerUnavailable(f"{url} answered HTTP {status}")
     try:
-        document = response.json()
-    except ValueError:
+        document = json.loads(body)
+    except (ValueError, RecursionError):
         raise AuthServerUnavailable(f"{url} answered something other than JSON") from None
     if not isinstance(document, dict):
         raise AuthServerUnavailable(f"{url} answered JSON that is not an object")
     return cast(dict[str, Any], document)
 
 
-def _error_code(response: httpx.Response) -> str | None:
+def _error_code(body: bytes) -> str | None:
     try:
-        document: Any = response.json()
-    except ValueError:
+        document: Any = json.loads(body)
+    except (ValueError, RecursionError):
         return None
     return cast(Any, document).get("error") if isinstance(document, dict) else None
 
@@ -245,12 +243,45 @@ def _scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
     return frozenset()
 
 
+_TIME_CLAIMS = ("exp", "nbf", "iat")
+
+
+def _check_times(claims: Mapping[str, Any], leeway: float, now: float) -> None:
+    """The one rule for time claims, JWT and introspection alike.
+
+    RFC 7519 makes them NumericDates: a JSON number. A string, a boolean, `NaN` or a number too
+    large for a float (`1e400` parses as infinity) is a malformed token, refused like one, rather
+    than coerced (a numeric string) or left to crash the check.
+    """
+    for name in _TIME_CLAIMS:
+        value = claims.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InvalidTokenError(f"the token's {name!r} claim is not a number")
+        if not math.isfinite(value) or abs(value) > _LATEST_TIME:
+            raise InvalidTokenError(f"the token's {name!r} claim is not a usable time")
+    exp = claims.get("exp")
+    if exp is not None and exp + leeway < now:
+        raise InvalidTokenError("the token has expired")
+    nbf = claims.get("nbf")
+    if nbf is not None and nbf - leeway > now:
+        raise InvalidTokenError("the token is not valid yet")
+    iat = claims.get("iat")
+    if iat is not None and iat - leeway > now:
+        raise InvalidTokenError("the token is not valid yet (issued in the future)")
+
+
+_LATEST_TIME = 253_402_300_799
+"""9999-12-31T23:59:59Z: a time claim beyond it cannot be a real date (and would overflow)."""
+
+
 def _auth_info(claims: Mapping[str, Any]) -> AuthInfo:
     def text(name: str) -> str | None:
         value = claims.get(name)
         return value if isinstance(value, str) else None
 
-    exp = claims.get("exp")
+    exp = claims.get("exp")  # checked by _check_times: a finite number or absent
     return AuthInfo(
         subject=text("sub"),
         client_id=text("client_id") or text("azp"),
@@ -262,6 +293,11 @@ def _auth_info(claims: Mapping[str, Any]) -> AuthInfo:
 
 
 def _audience_matches(given: Any, accepted: Sequence[str]) -> bool:
+    """The one audience rule: `aud` (a string or a list) holds one accepted value exactly.
+
+    RFC 8707 resource identifiers are compared as strings, as PyJWT compares them; a trailing
+    slash makes another resource.
+    """
     values: list[Any] = (
         [given]
         if isinstance(given, str)
@@ -269,11 +305,12 @@ def _audience_matches(given: Any, accepted: Sequence[str]) -> bool:
         if isinstance(given, list)
         else []
     )
-    wanted = {a.rstrip("/") for a in accepted}
-    return any(isinstance(v, str) and v.rstrip("/") in wanted for v in values)
+    return any(isinstance(v, str) and v in accepted for v in values)
 
 
 class JwtVerifier:
+    """Checks JWT access tokens (RFC 9068) against the authorization server's published keys."""
+
     def __init__(self, config: ProtectedResource) -> None:
         self.config = config
         self.keys = _KeySet(
@@ -283,6 +320,7 @@ class JwtVerifier:
         )
 
     async def verify(self, token: str) -> AuthInfo:
+        """The token's `AuthInfo`, or `InvalidTokenError` saying why it is refused."""
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -298,21 +336,21 @@ class JwtVerifier:
         kid = header.get("kid")
         key = await self.keys.key(kid if isinstance(kid, str) else None, str(alg))
         try:
+            # PyJWT checks the signature and the issuer; the times and the audience follow
+            # toolwire's own rules below, shared with introspection.
             claims: dict[str, Any] = jwt.decode(
                 token,
                 key=key,
                 algorithms=[str(alg)],
-                audience=list(self.config.audiences),
                 issuer=self.config.authorization_server,
-                leeway=self.config.leeway,
-                options={"require": ["exp", "iss", "aud"], "verify_iat": True},
+                options={
+                    "require": ["exp", "iss", "aud"],
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                    "verify_iat": False,
+                    "verify_aud": False,
+                },
             )
-        except jwt.ExpiredSignatureError:
-            raise InvalidTokenError("the token has expired") from None
-        except jwt.ImmatureSignatureError:
-            raise InvalidTokenError("the token is not valid yet") from None
-        except jwt.InvalidAudienceError:
-            raise InvalidTokenError("the token was not issued for this resource") from None
         except jwt.InvalidIssuerError:
             raise InvalidTokenError("the token comes from another issuer") from None
         except jwt.InvalidSignatureError:
@@ -321,6 +359,11 @@ class JwtVerifier:
             raise InvalidTokenError(f"the token has no {exc.claim!r} claim") from None
         except jwt.PyJWTError as exc:
             raise InvalidTokenError(f"the token is invalid: {exc}") from None
+        except (ValueError, RecursionError):
+            raise InvalidTokenError("the token's claims are not a JSON object") from None
+        _check_times(claims, self.config.leeway, time.time())
+        if not _audience_matches(claims.get("aud"), self.config.audiences):
+            raise InvalidTokenError("the token was not issued for this resource")
         if "cnf" in claims:
             # A sender-constrained token (DPoP, mTLS) presented as a plain bearer token: the
             # binding cannot be checked here, so accepting it would undo what it protects.
@@ -329,7 +372,12 @@ class JwtVerifier:
 
 
 class IntrospectionVerifier:
-    """RFC 7662 introspection, with a short cache of active answers keyed by the token's hash."""
+    """RFC 7662 introspection, with a short cache of active answers keyed by the token's hash.
+
+    A failed exchange with the endpoint (unreachable, refused our credentials, answered
+    nonsense) is not repeated for `_RETRY_AFTER_FAILURE` seconds, as for metadata and keys, so a
+    stream of tokens cannot turn the server into a flood against a struggling endpoint.
+    """
 
     _MAX_CACHED = 10_000
 
@@ -339,8 +387,10 @@ class IntrospectionVerifier:
         self.server = _AuthServer(config.authorization_server)
         self.cache: OrderedDict[bytes, tuple[float, AuthInfo]] = OrderedDict()
         self.requests = 0
+        self.failed: tuple[float, str] | None = None
 
     async def verify(self, token: str) -> AuthInfo:
+        """The token's `AuthInfo`, or `InvalidTokenError` saying why it is refused."""
         digest = hashlib.sha256(token.encode()).digest()
         now = time.time()
         cached = self.cache.get(digest)
@@ -349,7 +399,12 @@ class IntrospectionVerifier:
             if now < until:
                 return info
             del self.cache[digest]
-        answer = await self._ask(token)
+        _back_off(self.failed)
+        try:
+            answer = await self._ask(token)
+        except AuthServerUnavailable as exc:
+            self.failed = (time.monotonic(), str(exc))
+            raise
         info = self._check(answer, now)
         until = now + self.introspection.cache_seconds
         if info.expires_at is not None:
@@ -372,17 +427,13 @@ class IntrospectionVerifier:
         else:
             form |= {"client_id": setup.client_id, "client_secret": setup.client_secret}
         self.requests += 1
-        try:
-            async with httpx.AsyncClient(timeout=_HTTP_TIMEOUT, follow_redirects=False) as client:
-                response = await client.post(endpoint, data=form, headers=headers)
-        except httpx.HTTPError as exc:
-            raise AuthServerUnavailable(f"{endpoint}: {exc!r}") from None
-        if response.status_code == 400 and _error_code(response) == "unsupported_token_type":
+        status, body = await _fetch("POST", endpoint, data=form, headers=headers)
+        if status == 400 and _error_code(body) == "unsupported_token_type":
             # The token's fault (some servers refuse to introspect JWTs): the client's to fix.
             raise InvalidTokenError("the authorization server cannot introspect this token")
         # Anything else (our own credentials refused, a server error) says nothing about the
         # client's token, so it must not send the client off to authorize again.
-        return _json_object(endpoint, response)
+        return _json_object(endpoint, status, body)
 
     def _check(self, answer: Mapping[str, Any], now: float) -> AuthInfo:
         if answer.get("active") is not True:
@@ -398,10 +449,5 @@ class IntrospectionVerifier:
             raise InvalidTokenError(f"the token's type {token_type!r} is not a bearer token")
         if "cnf" in answer:
             raise InvalidTokenError("the token is bound to a key (cnf); toolwire takes bearer only")
-        exp = answer.get("exp")
-        if isinstance(exp, int | float) and exp + config.leeway < now:
-            raise InvalidTokenError("the token has expired")
-        nbf = answer.get("nbf")
-        if isinstance(nbf, int | float) and nbf - config.leeway > now:
-            raise InvalidTokenError("the token is not valid yet")
+        _check_times(answer, config.leeway, now)
         return _auth_info(answer)

@@ -61,6 +61,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from pydantic import AnyUrl, ValidationError
 
 from ..errors import McpAuthError
+from ._oauth_guard import GuardedAuth, SignInPolicy, check_authorization_url, post_to_named
 
 __all__ = [
     "AuthorizeHandler",
@@ -69,6 +70,7 @@ __all__ = [
     "FileTokenStore",
     "MemoryTokenStore",
     "OAuth",
+    "SignInPolicy",
     "TokenStore",
 ]
 
@@ -276,6 +278,7 @@ class OAuth:
         client_metadata_url: An HTTPS URL serving this client's metadata document, used as its
             client ID by servers that support client ID metadata documents.
         store: Where tokens and the registration are kept (memory by default).
+        policy: Where sign-in requests may go and how much of each answer is read.
     """
 
     def __init__(
@@ -290,6 +293,7 @@ class OAuth:
         token_endpoint_auth_method: TokenEndpointAuthMethod | None = None,
         client_metadata_url: str | None = None,
         store: TokenStore | None = None,
+        policy: SignInPolicy | None = None,
     ) -> None:
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs the client_id it belongs to")
@@ -306,6 +310,7 @@ class OAuth:
         self.token_endpoint_auth_method: TokenEndpointAuthMethod | None = token_endpoint_auth_method
         self.client_metadata_url = client_metadata_url
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
+        self.policy = policy or SignInPolicy()
 
     def provider(self, server_url: str) -> httpx2.Auth:
         """The `httpx2.Auth` that authorizes requests to `server_url`."""
@@ -336,6 +341,7 @@ class OAuth:
         pending: list[str] = []
 
         async def redirect_handler(url: str) -> None:
+            check_authorization_url(url, self.policy)
             pending.append(url)
 
         async def callback_handler() -> AuthorizationCodeResult:
@@ -347,7 +353,7 @@ class OAuth:
                 )
             return parse_redirect(await self.authorize(url))
 
-        return OAuthClientProvider(
+        inner = OAuthClientProvider(
             server_url,
             metadata,
             store,
@@ -355,6 +361,7 @@ class OAuth:
             callback_handler=callback_handler,
             client_metadata_url=self.client_metadata_url,
         )
+        return GuardedAuth(inner, server_url, self.policy)
 
 
 class ClientCredentials:
@@ -374,6 +381,8 @@ class ClientCredentials:
         private_key: A PEM private key registered for the client, to sign assertions with.
         signing_algorithm: The JWT algorithm for `private_key` (e.g. `RS256`, `ES256`).
         store: Where tokens are kept (memory by default).
+        policy: Where sign-in requests may go and how much of each answer is read; the
+            secret is only ever sent where it accepts.
     """
 
     def __init__(
@@ -389,6 +398,7 @@ class ClientCredentials:
         private_key: str | None = None,
         signing_algorithm: str = "RS256",
         store: TokenStore | None = None,
+        policy: SignInPolicy | None = None,
     ) -> None:
         if (client_secret is None) == (private_key is None):
             raise ValueError("give client_secret or private_key (exactly one)")
@@ -402,6 +412,7 @@ class ClientCredentials:
         self.private_key = private_key
         self.signing_algorithm = signing_algorithm
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
+        self.policy = policy or SignInPolicy()
 
     def __repr__(self) -> str:
         return f"ClientCredentials({self.client_id!r}, issuer={self.issuer!r})"
@@ -418,7 +429,7 @@ class ClientCredentials:
                     signing_key=self.private_key,
                     signing_algorithm=self.signing_algorithm,
                 )
-                return PrivateKeyJWTOAuthProvider(
+                inner: httpx2.Auth = PrivateKeyJWTOAuthProvider(
                     server_url,
                     self.store,
                     self.client_id,
@@ -426,16 +437,18 @@ class ClientCredentials:
                     scope=self.scope,
                     issuer=self.issuer,
                 )
-            assert self.client_secret is not None
-            return ClientCredentialsOAuthProvider(
-                server_url,
-                self.store,
-                self.client_id,
-                self.client_secret,
-                token_endpoint_auth_method=self.token_endpoint_auth_method,
-                scope=self.scope,
-                issuer=self.issuer,
-            )
+            else:
+                assert self.client_secret is not None
+                inner = ClientCredentialsOAuthProvider(
+                    server_url,
+                    self.store,
+                    self.client_id,
+                    self.client_secret,
+                    token_endpoint_auth_method=self.token_endpoint_auth_method,
+                    scope=self.scope,
+                    issuer=self.issuer,
+                )
+        return GuardedAuth(inner, server_url, self.policy)
 
 
 _TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -467,6 +480,8 @@ class CrossAppAccess:
         token_endpoint_auth_method: How the client authenticates to the authorization server:
             `client_secret_basic` (the default) or `client_secret_post`.
         store: Where tokens are kept (memory by default).
+        policy: Where sign-in requests may go and how much of each answer is read (the
+            identity provider's token endpoint, named here, is reached whatever its address).
     """
 
     def __init__(
@@ -484,6 +499,7 @@ class CrossAppAccess:
             "client_secret_basic", "client_secret_post"
         ] = "client_secret_basic",
         store: TokenStore | None = None,
+        policy: SignInPolicy | None = None,
     ) -> None:
         if not issuer:
             raise ValueError("issuer names the MCP server's authorization server; it is required")
@@ -499,13 +515,14 @@ class CrossAppAccess:
             token_endpoint_auth_method
         )
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
+        self.policy = policy or SignInPolicy()
 
     def __repr__(self) -> str:
         return f"CrossAppAccess({self.client_id!r}, issuer={self.issuer!r})"
 
     def provider(self, server_url: str) -> httpx2.Auth:
         """The `httpx2.Auth` that authorizes requests to `server_url`."""
-        return IdentityAssertionOAuthProvider(
+        inner = IdentityAssertionOAuthProvider(
             server_url,
             self.store,
             self.client_id,
@@ -515,6 +532,7 @@ class CrossAppAccess:
             scope=self.scope,
             token_endpoint_auth_method=self.token_endpoint_auth_method,
         )
+        return GuardedAuth(inner, server_url, self.policy)
 
     async def exchange(self, audience: str, resource: str) -> str:
         """The ID-JAG for the authorization server `audience` and the MCP server `resource`.
@@ -539,25 +557,20 @@ class CrossAppAccess:
         if self.idp_client_secret is not None:
             form["client_secret"] = self.idp_client_secret
         where = f"the identity provider at {self.idp_token_endpoint}"
-        try:
-            async with httpx2.AsyncClient(timeout=30) as http:
-                response = await http.post(self.idp_token_endpoint, data=form)
-                body = response.content
-        except httpx2.HTTPError as exc:
-            raise McpAuthError(f"Cannot reach {where}: {exc}") from exc
+        status, body = await post_to_named(self.idp_token_endpoint, form, self.policy, where)
         try:
             found: Any = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             found = None
         answer = typing.cast(dict[str, Any], found) if isinstance(found, dict) else {}
-        if response.status_code != 200:
+        if status != 200:
             reason = (
                 answer.get("error_description")
                 or answer.get("error")
                 or body[:200].decode(errors="replace")
             )
             raise McpAuthError(
-                f"{where} refused the token exchange ({response.status_code}): {reason!s}"
+                f"{where} refused the token exchange ({status}): {str(reason)[:500]}"
             )
         grant = answer.get("access_token")
         if not isinstance(grant, str) or answer.get("issued_token_type") != _ID_JAG:

@@ -25,9 +25,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast
+from collections.abc import Sequence
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -37,14 +36,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import InvalidTokenError
 from ..tools import AuthInfo
-from ._token_check import (
+from ._base import AUTH_SCOPE_KEY, scrub_query_token
+from ._oauth_config import (
     DEFAULT_ALGORITHMS,
-    AuthServerUnavailable,
-    IntrospectionVerifier,
-    JwtVerifier,
-    check_url,
+    ProtectedResource,
+    TokenIntrospection,
+    TokenVerifier,
 )
-from .server import AUTH_SCOPE_KEY
+from ._token_check import AuthServerUnavailable, IntrospectionVerifier, JwtVerifier
 
 logger = logging.getLogger("toolwire.mcp")
 
@@ -55,6 +54,7 @@ __all__ = [
     "TokenIntrospection",
     "TokenVerifier",
     "ToolScopeCheck",
+    "build_verifier",
 ]
 
 _WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -65,146 +65,13 @@ _B64TOKEN = re.compile(rb"[A-Za-z0-9\-._~+/]+=*")
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+")
 
 
-class TokenVerifier(Protocol):
-    """Checks a bearer token; the seam for token formats toolwire does not validate itself."""
-
-    async def verify(self, token: str) -> AuthInfo:
-        """The validated token, or `InvalidTokenError` saying why it is refused."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class TokenIntrospection:
-    """Validate tokens by RFC 7662 introspection instead of as JWTs.
-
-    Attributes:
-        client_id: This resource server's client at the authorization server.
-        client_secret: Its secret (never logged or shown in `repr`).
-        endpoint: The introspection endpoint; by default the one the authorization server's
-            metadata names.
-        auth_method: How the client authenticates to the endpoint.
-        cache_seconds: How long an active answer is reused (never past the token's `exp`); a
-            revoked token keeps working that long.
-    """
-
-    client_id: str
-    client_secret: str = field(repr=False)
-    endpoint: str | None = None
-    auth_method: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic"
-    cache_seconds: float = 30.0
-
-
-@dataclass(frozen=True, slots=True)
-class ProtectedResource:
-    """How a toolwire MCP server accepts OAuth access tokens (`create_app(..., oauth=...)`).
-
-    Attributes:
-        resource: This server's MCP URL as clients reach it (its RFC 8707 resource identifier);
-            tokens must name it in `aud`.
-        authorization_server: The issuer of the tokens accepted, spelled exactly as in their
-            `iss` and its metadata (a trailing slash counts), which names the JWKS and the
-            introspection endpoint.
-        scopes: Scopes every request needs.
-        tool_scopes: Scopes needed, beyond `scopes`, to call a given tool; a call without them
-            is answered 403 `insufficient_scope` (the tool stays listed, so that clients can
-            step up).
-        audience: The `aud` values accepted, when the authorization server does not use the
-            resource URL (for example an API identifier); default `resource`.
-        introspection: Validate tokens by introspection instead of as JWTs.
-        verifier: A token verifier of one's own (exclusive with `introspection`).
-        jwks_uri: The authorization server's JWKS, when its metadata cannot be fetched.
-        algorithms: JWS algorithms accepted, a subset of `DEFAULT_ALGORITHMS`.
-        leeway: Seconds of clock skew allowed on `exp`, `nbf` and `iat`.
-        jwks_refresh_interval: Fewest seconds between two JWKS fetches caused by an unknown
-            key id, so that tokens with made-up key ids cannot flood the authorization server.
-        scopes_supported: Scopes published in the metadata; default `scopes` and every tool's.
-        resource_name: A name for people, published in the metadata.
-        resource_documentation: A documentation URL, published in the metadata.
-    """
-
-    resource: str
-    authorization_server: str
-    scopes: Sequence[str] = ()
-    tool_scopes: Mapping[str, Sequence[str]] = field(default_factory=dict[str, Sequence[str]])
-    audience: str | Sequence[str] | None = None
-    introspection: TokenIntrospection | None = None
-    verifier: TokenVerifier | None = None
-    jwks_uri: str | None = None
-    algorithms: Sequence[str] = DEFAULT_ALGORITHMS
-    leeway: float = 30.0
-    jwks_refresh_interval: float = 60.0
-    scopes_supported: Sequence[str] | None = None
-    resource_name: str | None = None
-    resource_documentation: str | None = None
-
-    def __post_init__(self) -> None:
-        check_url("resource", self.resource)
-        check_url("authorization_server", self.authorization_server)
-        if urlsplit(self.resource).fragment or "#" in self.resource:
-            raise ValueError("resource must not have a fragment (RFC 8707)")
-        if self.jwks_uri is not None:
-            check_url("jwks_uri", self.jwks_uri)
-        if self.introspection is not None and self.introspection.endpoint is not None:
-            check_url("introspection endpoint", self.introspection.endpoint)
-        if isinstance(self.scopes, str):
-            raise ValueError("scopes must be a list of scopes, not a string")
-        for scope in [*self.scopes, *(s for v in self.tool_scopes.values() for s in v)]:
-            if not _SCOPE_TOKEN.fullmatch(scope):
-                raise ValueError(f"{scope!r} is not a valid OAuth scope")
-        for tool, needed in self.tool_scopes.items():
-            if isinstance(needed, str):
-                raise ValueError(f"tool_scopes[{tool!r}] must be a list of scopes, not a string")
-        bad = [a for a in self.algorithms if a not in DEFAULT_ALGORITHMS]
-        if bad or not self.algorithms:
-            raise ValueError(
-                f"algorithms must be a non-empty subset of {', '.join(DEFAULT_ALGORITHMS)}"
-                + (f"; refused: {', '.join(bad)}" if bad else "")
-            )
-        if self.introspection is not None and self.verifier is not None:
-            raise ValueError("give introspection or verifier, not both")
-        if self.leeway < 0 or self.jwks_refresh_interval < 0:
-            raise ValueError("leeway and jwks_refresh_interval must not be negative")
-
-    @property
-    def audiences(self) -> tuple[str, ...]:
-        """The `aud` values a token may carry."""
-        if self.audience is None:
-            return (self.resource,)
-        return (self.audience,) if isinstance(self.audience, str) else tuple(self.audience)
-
-    @property
-    def metadata_url(self) -> str:
-        """Where this resource's RFC 9728 metadata is (the challenge's `resource_metadata`)."""
-        parts = urlsplit(self.resource)
-        return f"{parts.scheme}://{parts.netloc}{_WELL_KNOWN}{parts.path.rstrip('/')}"
-
-    def metadata(self) -> dict[str, Any]:
-        """The RFC 9728 metadata document."""
-        supported = self.scopes_supported
-        if supported is None:
-            supported = list(
-                dict.fromkeys([*self.scopes, *(s for v in self.tool_scopes.values() for s in v)])
-            )
-        document: dict[str, Any] = {
-            "resource": self.resource,
-            "authorization_servers": [self.authorization_server],
-            "bearer_methods_supported": ["header"],
-        }
-        if supported:
-            document["scopes_supported"] = list(supported)
-        if self.resource_name is not None:
-            document["resource_name"] = self.resource_name
-        if self.resource_documentation is not None:
-            document["resource_documentation"] = self.resource_documentation
-        return document
-
-    def build_verifier(self) -> TokenVerifier:
-        """The verifier this configuration asks for."""
-        if self.verifier is not None:
-            return self.verifier
-        if self.introspection is not None:
-            return IntrospectionVerifier(self, self.introspection)
-        return JwtVerifier(self)
+def build_verifier(config: ProtectedResource) -> TokenVerifier:
+    """The verifier `config` asks for: its own, introspection, or JWTs against the JWKS."""
+    if config.verifier is not None:
+        return config.verifier
+    if config.introspection is not None:
+        return IntrospectionVerifier(config, config.introspection)
+    return JwtVerifier(config)
 
 
 # --- the ASGI layers ----------------------------------------------------------------------------
@@ -263,7 +130,7 @@ class OAuthGuard:
     def __init__(self, app: ASGIApp, config: ProtectedResource) -> None:
         self.app = app
         self.config = config
-        self.verifier = config.build_verifier()
+        self.verifier = build_verifier(config)
         self.answers = _Answers(config)
         self.required = frozenset(config.scopes)
         path = urlsplit(config.resource).path.rstrip("/")
@@ -280,7 +147,10 @@ class OAuthGuard:
         answers = self.answers
         query = scope.get("query_string", b"")
         if query and any(k == "access_token" for k, _ in parse_qsl(query.decode("latin-1"))):
-            # Never read it: a URL ends up in logs and histories (MCP forbids the method).
+            # Never read it: a URL ends up in logs and histories (MCP forbids the method). The
+            # ASGI server's access log reads the query from this very scope once the answer
+            # starts, so the token is cut out of it first (uvicorn's log shows `[redacted]`).
+            scope["query_string"] = scrub_query_token(query)
             await answers.send(
                 send,
                 400,
@@ -363,6 +233,22 @@ class OAuthGuard:
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
 
 
+class _TooDeep(Exception):
+    """A body nested beyond what Python's JSON parser can hold."""
+
+
+async def _parse_error(send: Send, message: str) -> None:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}}
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _unavailable(send: Send) -> None:
     body = json.dumps(
         {
@@ -400,7 +286,11 @@ class ToolScopeCheck:
             return
         first = await receive()
         body: bytes = first.get("body", b"")
-        needed = self._needed(body, info.scopes)
+        try:
+            needed = self._needed(body, info.scopes)
+        except _TooDeep:
+            await _parse_error(send, "the request body nests too deeply")
+            return
         if needed:
             names = " ".join(needed)
             await self.answers.send(
@@ -420,6 +310,8 @@ class ToolScopeCheck:
             message: Any = json.loads(body)
         except ValueError:
             return []  # the MCP layer answers a parse error
+        except RecursionError:
+            raise _TooDeep from None
         messages = cast(list[Any], message) if isinstance(message, list) else [message]
         for item in messages:
             if not isinstance(item, dict):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hmac
-import ipaddress
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -36,11 +35,16 @@ from ..results import (
     error_result,
 )
 from ..tools import Tool, ToolContext, ToolLike
+from ._base import AUTH_SCOPE_KEY, is_loopback
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
+from ._oauth_config import ProtectedResource
+from ._overload import shed_on_exhaustion
+from ._serve_checks import ScrubQueryToken, check_serving
+from ._sessions import AnonymousSessions, SessionPolicy
+from .resource_auth import OAuthGuard, ToolScopeCheck
 
 if TYPE_CHECKING:
     from ..tools import AuthInfo
-    from .resource_auth import ProtectedResource
 
 __all__ = [
     "APPROVAL_META_KEY",
@@ -63,9 +67,6 @@ DEFAULT_UPLOAD_TIMEOUT = 10.0
 
 _MAX_ECHOED_NAME = 64
 """How much of an unknown tool's name an error echoes back."""
-
-AUTH_SCOPE_KEY = "toolwire.auth"
-"""Where the OAuth guard leaves the caller's `AuthInfo` in the ASGI scope."""
 
 
 @functools.cache
@@ -481,6 +482,7 @@ def create_app(
     upload_timeout: float | None = DEFAULT_UPLOAD_TIMEOUT,
     max_sessions: int | None = 10_000,
     session_idle_timeout: float | None = 1800.0,
+    session_policy: SessionPolicy | None = None,
 ) -> ASGIApp:
     """An ASGI app serving `tools` over MCP Streamable HTTP at `path`.
 
@@ -489,7 +491,8 @@ def create_app(
     Args:
         tools: Anything `ToolRegistry` accepts; names must be unique.
         name: The server name given to clients.
-        auth_token: When set, every request needs `Authorization: Bearer <auth_token>` (else 401).
+        auth_token: When set, every request needs `Authorization: Bearer <auth_token>` (else 401);
+            at least `MIN_TOKEN_CHARS` (16) characters.
         oauth: Act as an OAuth protected resource: publish its metadata and accept only access
             tokens the authorization server issued for this server (exclusive with
             `auth_token`). Tools see the caller as `ToolContext.auth`.
@@ -508,13 +511,21 @@ def create_app(
             sets no cap.
         session_idle_timeout: Seconds after which a session with no request is closed. `None`
             keeps sessions until their client ends them.
+        session_policy: How sessions without an OAuth principal share `max_sessions` (a
+            per-client quota, the busiest client's oldest idle session closed at the cap,
+            one-request sessions dropped early); `SessionPolicy()` when `None`.
 
     Raises:
-        ValueError: an empty `auth_token`, both `auth_token` and `oauth`, `oauth` scopes for a
-            tool not served, or a limit that is not positive.
+        ValueError: an empty `auth_token` or one shorter than 16 characters, both
+            `auth_token` and `oauth`, `oauth` scopes for a tool not served, or a limit that is not
+            positive.
     """
-    if auth_token is not None and not auth_token.strip():
-        raise ValueError("auth_token is empty: give a real token, or None for no authentication")
+    check_serving(
+        auth_token=auth_token,
+        has_oauth=oauth is not None,
+        allowed_hosts=allowed_hosts,
+        dns_rebinding_protection=dns_rebinding_protection,
+    )
     if auth_token is not None and oauth is not None:
         raise ValueError("give auth_token or oauth, not both")
     if max_body_bytes <= 0:
@@ -532,10 +543,10 @@ def create_app(
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
     )
+    if not stateless:
+        app = AnonymousSessions(app, session_policy or SessionPolicy(), max_sessions)
     app = _CancelOnDisconnect(app, stateless)
     if oauth is not None and oauth.tool_scopes:
-        from .resource_auth import ToolScopeCheck
-
         names = ToolRegistry()
         served = {names.add(t).name for t in tools}
         unknown = sorted(set(oauth.tool_scopes) - served)
@@ -545,23 +556,9 @@ def create_app(
     app = _BoundedBody(app, max_body_bytes, upload_timeout)
     if auth_token is not None:
         app = _BearerAuth(app, auth_token)
-    if oauth is not None:
-        from .resource_auth import OAuthGuard
-
-        # Outermost: a caller without a valid token gets no further than its headers.
-        app = OAuthGuard(app, oauth)
-    return app
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (an address or name, IPv6 in brackets or not) only accepts local clients."""
-    bare = host.strip().removeprefix("[").removesuffix("]")
-    if bare.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(bare).is_loopback
-    except ValueError:
-        return False  # a name other than localhost may resolve anywhere
+    # Outermost: a caller without a valid token gets no further than its headers. Without
+    # OAuth, a token sent in the URL is still cut out before the access log sees it.
+    return OAuthGuard(app, oauth) if oauth is not None else ScrubQueryToken(app)
 
 
 async def serve(
@@ -637,6 +634,7 @@ async def serve(
     )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", **dict(options or {}))
     server = uvicorn.Server(config)
+    shed_on_exhaustion(server)  # out of descriptors: close idle connections, log sparingly
     try:
         await server.serve()
     except BaseException:

@@ -241,6 +241,8 @@ class EgressPolicy:
         max_response_bytes: Bytes of (decoded) body kept; the rest is not read.
         timeout: Seconds for the whole exchange, redirects and DNS included.
         resolver: Host name resolver; the system resolver when `None`.
+        deny: IP addresses and CIDR blocks refused whatever `allow` says, a listed name's
+            addresses included (e.g. cloud metadata addresses).
     """
 
     allow: Collection[str] = ()
@@ -249,8 +251,10 @@ class EgressPolicy:
     max_response_bytes: int = 2_000_000
     timeout: float = 30.0
     resolver: Resolver | None = field(default=None, compare=False)
+    deny: Collection[str] = ()
     _names: tuple[str, ...] = field(init=False, repr=False, compare=False, default=())
     _networks: tuple[IPNetwork, ...] = field(init=False, repr=False, compare=False, default=())
+    _denied: tuple[IPNetwork, ...] = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self) -> None:
         # A lone string would be iterated character by character; lists would make the policy
@@ -273,6 +277,13 @@ class EgressPolicy:
                 names.append(text)
         object.__setattr__(self, "_names", tuple(names))
         object.__setattr__(self, "_networks", tuple(networks))
+        deny = (self.deny,) if isinstance(self.deny, str) else tuple(self.deny)
+        object.__setattr__(self, "deny", deny)
+        try:
+            denied = tuple(ipaddress.ip_network(d.strip().strip("[]"), strict=False) for d in deny)
+        except ValueError as exc:
+            raise ValueError(f"Invalid deny entry: {exc}") from None
+        object.__setattr__(self, "_denied", denied)
 
     def _name_allowed(self, host: str) -> bool:
         for name in self._names:
@@ -291,9 +302,18 @@ class EgressPolicy:
         ip = _parse_ip(address) if isinstance(address, str) else address
         if ip is None:
             return f"{address!r} is not an IP address"
+        denied = self._deny_reason(ip)
+        if denied:
+            return denied
         if self._address_allowed(ip):
             return None
         return address_block_reason(ip)
+
+    def _deny_reason(self, ip: IPAddress) -> str | None:
+        for net in self._denied:
+            if ip.version == net.version and ip in net:
+                return f"an address this policy denies ({net})"
+        return None
 
     async def check_url(self, url: str | httpx.URL) -> list[IPAddress]:
         """Vet a URL and return the checked addresses to connect to, in resolver order.
@@ -341,11 +361,11 @@ class EgressPolicy:
         addresses = await self._resolve(host, port)
         if not addresses:
             raise ToolError(f"Could not resolve host {host!r}: no addresses.")
-        if not named_ok:
-            for ip in addresses:
-                reason = self.check_address(ip)
-                if reason:
-                    raise EgressBlocked(shown, f"host {host!r} resolves to {ip}, {reason}")
+        for ip in addresses:
+            # A listed name skips the public-address check, never the deny list.
+            reason = self.check_address(ip) if not named_ok else self._deny_reason(ip)
+            if reason:
+                raise EgressBlocked(shown, f"host {host!r} resolves to {ip}, {reason}")
         return addresses
 
     async def _resolve(self, host: str, port: int) -> list[IPAddress]:
