@@ -6,6 +6,8 @@ package; `import toolwire.mcp` imports the official `mcp` SDK.
 
 from __future__ import annotations
 
+# What a server offers besides tools, and what its tools can ask of the client.
+from .._tool_client import Elicited, LogLevel, Sampled, ToolClient
 from . import _requirements  # noqa: F401  # pyright: ignore[reportUnusedImport] - checks the extra first
 from ._content import (
     APPROVAL_META_KEY,
@@ -16,6 +18,7 @@ from ._content import (
     McpToolSpec,
 )
 from .client import McpClient, McpTool, StdioServerParameters, from_mcp
+from .prompts import Prompt, prompt
 from .registry import (
     McpRegistry,
     McpServerConfig,
@@ -25,11 +28,14 @@ from .registry import (
     run_agent,
 )
 from .resource_auth import ProtectedResource, TokenIntrospection, TokenVerifier
+from .resources import Resource, ResourceUpdates, resource
 from .server import LOCAL_HOSTS, build_server, create_app, serve
 
 __all__ = [
     "APPROVAL_META_KEY",
     "LOCAL_HOSTS",
+    "Elicited",
+    "LogLevel",
     "McpAuthError",
     "McpClient",
     "McpConnectionError",
@@ -41,14 +47,21 @@ __all__ = [
     "McpTool",
     "McpToolRegistry",
     "McpToolSpec",
+    "Prompt",
     "ProtectedResource",
+    "Resource",
+    "ResourceUpdates",
+    "Sampled",
     "StaticMcpRegistry",
     "StdioServerParameters",
     "TokenIntrospection",
     "TokenVerifier",
+    "ToolClient",
     "build_server",
     "create_app",
     "from_mcp",
+    "prompt",
+    "resource",
     "run_agent",
     "serve",
 ]
