@@ -14,7 +14,7 @@ import anyio
 from mcp_servers import PNG, WAV
 
 from toolwire import ToolContext, ToolError, tool
-from toolwire.mcp import ResourceUpdates, create_app, prompt, resource
+from toolwire.mcp import ResourceUpdates, create_app, prompt, release_stream, resource
 from toolwire.mcp.prompts import Prompt
 from toolwire.mcp.resources import Resource
 from toolwire.messages import UserMessage
@@ -198,6 +198,15 @@ def conformance_tools() -> list[Any]:
             f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content)}"
         )
 
+    @tool
+    async def test_reconnection(ctx: ToolContext) -> str:
+        """Lets go of its answer stream: the client reconnects and polls for the answer."""
+        RAN.append("test_reconnection")
+        # Not for a client that calls itself 2025-03-26 (the scenario does): it could not read
+        # the priming event it would need to reconnect, so the answer stays on this stream.
+        released = await release_stream(ctx)
+        return f"Reconnection test completed successfully (stream released: {released})"
+
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
@@ -229,6 +238,7 @@ def conformance_tools() -> list[Any]:
         test_elicitation,
         test_elicitation_sep1034_defaults,
         test_elicitation_sep1330_enums,
+        test_reconnection,
         json_schema_tool,
     ]
 
@@ -321,12 +331,13 @@ def conformance_prompts() -> list[Prompt]:
 
 
 def conformance_app(updates: ResourceUpdates | None = None, **options: Any) -> Any:
-    """The whole fixture as one ASGI app (options go to `create_app`)."""
+    """The whole fixture as one ASGI app (options go to `create_app`); resumable streams, so
+    `test_reconnection` can let go of its stream."""
     return create_app(
         conformance_tools(),
         resources=conformance_resources(),
         prompts=conformance_prompts(),
         updates=updates,
         name="toolwire-conformance",
-        **options,
+        **{"resumable": True, **options},
     )

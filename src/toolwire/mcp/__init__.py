@@ -17,6 +17,7 @@ from ._content import (
     McpProtocolError,
     McpToolSpec,
 )
+from ._server_context import release_stream
 from .client import McpClient, McpTool, StdioServerParameters, from_mcp
 from .prompts import Prompt, prompt
 from .registry import (
@@ -61,6 +62,7 @@ __all__ = [
     "create_app",
     "from_mcp",
     "prompt",
+    "release_stream",
     "resource",
     "run_agent",
     "serve",

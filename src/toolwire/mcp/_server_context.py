@@ -41,6 +41,7 @@ from .._validate import SchemaValidator
 from ..errors import SchemaError, ToolError
 from ..messages import AssistantMessage, FilePart, UserMessage
 from ..results import AudioPart, ImagePart, TextPart
+from ..tools import ToolContext
 from ._content import McpProtocolError, parse_part, part_to_mcp
 from .elicitation import with_defaults
 
@@ -52,6 +53,7 @@ __all__ = [
     "decode_state",
     "input_required",
     "interactive",
+    "release_stream",
     "session_key",
 ]
 
@@ -129,6 +131,14 @@ class ServedCall:
         )
         related = self._ctx.request_id if self._scoped else None
         await self._ctx.session.send_notification(notification, related)
+
+    async def release_stream(self) -> bool:
+        """End the request's SSE stream now; the client reconnects later for the answer."""
+        close = self._ctx.close_sse_stream
+        if close is None:
+            return False
+        await close()
+        return True
 
     # --- questions ---------------------------------------------------------------------------
 
@@ -342,6 +352,22 @@ class Talk:
             state=decode_state(getattr(params, "request_state", None)),
             responses=answers,
         )
+
+
+async def release_stream(ctx: ToolContext) -> bool:
+    """Let go of a served call's answer stream: its client polls for the answer instead.
+
+    For a long call behind proxies that cut idle connections (SEP-1699): the client reconnects
+    after the server's `retry` delay with `Last-Event-ID` and receives what the tool sent
+    meanwhile, the answer included. Works on a resumable server (`create_app(...,
+    resumable=True)`) with clients of 2025-11-25 or later.
+
+    Returns:
+        Whether the stream was closed; `False` when not served over MCP, not resumable, or the
+        client is too old to reconnect.
+    """
+    client = ctx.client
+    return isinstance(client, ServedCall) and await client.release_stream()
 
 
 async def interactive(

@@ -39,6 +39,7 @@ from ..results import (
 from ..tools import Tool, ToolContext, ToolLike
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
 from ._server_context import LOG_LEVELS, Talk, interactive
+from ._server_events import RETRY_MS, SessionEvents, SessionScope
 from ._server_resources import add_completion, add_prompts, add_resources
 from .prompts import Prompt
 from .resources import Resource, ResourceUpdates
@@ -561,6 +562,7 @@ def create_app(
     session_idle_timeout: float | None = 1800.0,
     ask_timeout: float | None = DEFAULT_ASK_TIMEOUT,
     request_state_keys: Sequence[str | bytes] | None = None,
+    resumable: bool = False,
 ) -> ASGIApp:
     """An ASGI app serving `tools`, `resources` and `prompts` over MCP Streamable HTTP at `path`.
 
@@ -596,6 +598,10 @@ def create_app(
             keeps sessions until their client ends them.
         ask_timeout: Seconds a tool waits for the client's sampling or elicitation answer.
         request_state_keys: Secrets sealing 2026-07-28 `requestState`; see `build_server`.
+        resumable: Keep recent events of each SSE answer (bounded, in memory) and start each
+            with a priming event, so a client whose stream dropped reconnects with
+            `Last-Event-ID` and gets what it missed, and a tool may `release_stream` to be
+            polled (SEP-1699). Handshake era, with sessions and SSE answers.
 
     Raises:
         ValueError: an empty `auth_token`, both `auth_token` and `oauth`, `oauth` scopes for a
@@ -621,15 +627,20 @@ def create_app(
         request_state_keys=request_state_keys,
         subscriptions=not stateless,
     )
+    resume = resumable and not stateless and not json_response
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=path,
         json_response=json_response,
         stateless_http=stateless,
+        event_store=SessionEvents() if resume else None,
+        retry_interval=RETRY_MS if resume else None,
         transport_security=_security(allowed_hosts, dns_rebinding_protection),
         max_request_body_size=max_body_bytes,
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
     )
+    if resume:
+        app = SessionScope(app)
     app = _CancelOnDisconnect(app, stateless)
     if oauth is not None and oauth.tool_scopes:
         from .resource_auth import ToolScopeCheck
