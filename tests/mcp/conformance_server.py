@@ -207,6 +207,13 @@ def conformance_tools() -> list[Any]:
         released = await release_stream(ctx)
         return f"Reconnection test completed successfully (stream released: {released})"
 
+    @tool
+    async def test_missing_capability(ctx: ToolContext) -> str:
+        """Needs sampling; for the 0.2 suite's server-stateless scenario (error -32021)."""
+        RAN.append("test_missing_capability")
+        answer = await ctx.sample("Say hi", max_tokens=10)
+        return answer.text
+
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
@@ -239,6 +246,7 @@ def conformance_tools() -> list[Any]:
         test_elicitation_sep1034_defaults,
         test_elicitation_sep1330_enums,
         test_reconnection,
+        test_missing_capability,
         json_schema_tool,
     ]
 

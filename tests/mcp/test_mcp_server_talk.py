@@ -238,11 +238,10 @@ async def test_two_questions_in_one_call(era: str) -> None:
     assert len(RUNS) == (1 if era == "legacy" else 3)
 
 
-@pytest.mark.parametrize("era", ERAS)
-async def test_a_client_without_the_capability_gets_an_error_result(era: str) -> None:
+async def test_a_handshake_client_without_the_capability_gets_an_error_result() -> None:
     async with (
         serve_app(create_app(talking_tools())) as url,
-        Client(url, mode=era) as client,
+        Client(url, mode="legacy") as client,
     ):
         result = await client.call_tool("ask_model", {"question": "hi"})
         assert result.is_error
@@ -253,6 +252,24 @@ async def test_a_client_without_the_capability_gets_an_error_result(era: str) ->
         user = await client.call_tool("ask_user", {})
         assert user.is_error
         assert "no form elicitation" in _text(user)
+
+
+async def test_a_2026_client_without_the_capability_gets_error_32021() -> None:
+    """2026-07-28 makes it the request's error (MissingRequiredClientCapability), naming what
+    is missing, even for a tool that would catch a `ToolError`."""
+    async with (
+        serve_app(create_app(talking_tools())) as url,
+        Client(url, mode="2026-07-28") as client,
+    ):
+        for name, needed in (
+            ("ask_model", {"sampling": {}}),
+            ("careful", {"sampling": {}}),
+            ("ask_user", {"elicitation": {"form": {}}}),
+        ):
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool(name, {"question": "hi"} if name == "ask_model" else {})
+            assert refused.value.error.code == mcp_types.MISSING_REQUIRED_CLIENT_CAPABILITY
+            assert refused.value.error.data == {"requiredCapabilities": needed}
 
 
 async def test_a_refusal_is_an_error_result() -> None:

@@ -47,6 +47,7 @@ from .elicitation import with_defaults
 
 __all__ = [
     "LOG_LEVELS",
+    "MissingCapability",
     "NeedsInput",
     "ServedCall",
     "Talk",
@@ -67,6 +68,19 @@ class NeedsInput(BaseException):
     A `BaseException`, so that a tool's own `except Exception` does not swallow it; the call
     also remembers the question, so a tool that catches it anyway still gets it asked.
     """
+
+
+class MissingCapability(BaseException):
+    """A 2026-07-28 question the client declared no capability for: a JSON-RPC error (-32021).
+
+    That revision makes it the request's error, not the tool's; like `NeedsInput` it is a
+    `BaseException` so the tool's own error handling does not turn it into a result.
+    """
+
+    def __init__(self, message: str, required: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.required = required
 
 
 class ServedCall:
@@ -157,7 +171,9 @@ class ServedCall:
             raise ValueError(f"max_tokens must be positive, got {max_tokens}")
         capabilities = self._ctx.session.client_capabilities
         if capabilities is None or capabilities.sampling is None:
-            raise ToolError("The MCP client offers no sampling (no `sampling` capability)")
+            self._missing(
+                "The MCP client offers no sampling (no `sampling` capability)", "sampling"
+            )
         params: dict[str, Any] = {"messages": _sampling_messages(messages), "maxTokens": max_tokens}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
@@ -194,7 +210,9 @@ class ServedCall:
         elicitation = capabilities.elicitation if capabilities is not None else None
         # A bare `elicitation: {}` (from before modes) means forms; `url` alone does not.
         if elicitation is None or (elicitation.form is None and elicitation.url is not None):
-            raise ToolError("The MCP client offers no form elicitation (no capability)")
+            self._missing(
+                "The MCP client offers no form elicitation (no capability)", "elicitation"
+            )
         params = {"mode": "form", "message": message, "requestedSchema": requested}
         if not self._modern:
             # Clients of 2025-06-18 know no modes; the form is the default anyway.
@@ -215,6 +233,14 @@ class ServedCall:
             )
             raise ToolError(f"The user's answer does not match the requested schema ({where})")
         return Elicited("accept", content)
+
+    def _missing(self, message: str, capability: str) -> typing.NoReturn:
+        if self._modern:
+            needed: dict[str, Any] = {}
+            if capability == "elicitation":
+                needed["form"] = {}
+            raise MissingCapability(message, {capability: needed})
+        raise ToolError(message)
 
     async def _ask(self, method: str, params: dict[str, Any]) -> Any:
         key = f"{method.split('/')[0]}-{self._asked}"
@@ -378,4 +404,10 @@ async def interactive(
         result = await run()
     except NeedsInput:
         return input_required(call)
+    except MissingCapability as missing:
+        raise MCPError(
+            code=mcp_types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message=missing.message,
+            data={"requiredCapabilities": missing.required},
+        ) from None
     return input_required(call) if call.pending is not None else result
