@@ -257,3 +257,24 @@ def test_declarations_are_checked_when_built() -> None:
     greeting = prompt(lambda: "hi", name="greeting")
     with pytest.raises(ValueError, match="two prompts named 'greeting'"):
         create_app(prompts=[greeting, greeting])
+
+
+async def test_subscriptions_are_bounded_oldest_out() -> None:
+    updates = ResourceUpdates(max_subscriptions=2)
+    told: list[str] = []
+
+    def listener(name: str) -> Any:
+        async def notify(uri: str) -> None:
+            told.append(f"{name}:{uri}")
+
+        return notify
+
+    updates.subscribe("a://1", "s1", listener("s1"))
+    updates.subscribe("a://1", "s2", listener("s2"))
+    updates.subscribe("a://2", "s3", listener("s3"))  # past the cap: s1's goes
+    assert updates.subscribers("a://1") == 1
+    assert await updates.updated("a://1") == 1
+    assert await updates.updated("a://2") == 1
+    assert told == ["s2:a://1", "s3:a://2"]
+    with pytest.raises(ValueError, match="max_subscriptions must be positive"):
+        ResourceUpdates(max_subscriptions=0)

@@ -368,3 +368,27 @@ async def test_outside_mcp_the_helpers_say_so() -> None:
     assert result.is_error
     assert "Sampling needs an MCP client" in result.text
     assert "Elicitation needs an MCP client" in (await tools["ask_user"].invoke({})).text
+
+
+async def test_with_json_answers_the_tool_talks_on_the_session_stream() -> None:
+    """`json_response=True` leaves no room before the answer: the session's GET stream (which
+    the SDK's client keeps open) carries the notifications and the questions instead."""
+    seen = Recorder()
+    heard = anyio.Event()
+
+    async def log(params: mcp_types.LoggingMessageNotificationParams) -> None:
+        await seen.log(params)
+        if len(seen.logs) == 3:
+            heard.set()
+
+    async with (
+        serve_app(create_app(talking_tools(), json_response=True)) as url,
+        Client(url, mode="legacy", logging_callback=log, sampling_callback=seen.sample) as client,
+    ):
+        done = await client.call_tool("chatty", {}, progress_callback=seen.on_progress)
+        assert _text(done) == "done"
+        with anyio.fail_after(10):
+            await heard.wait()  # another stream than the answer's: it may come in after it
+        assert [level for level, _ in seen.logs] == ["debug", "info", "warning"]
+        sampled = await client.call_tool("ask_model", {"question": "hi"})
+        assert _text(sampled) == "client-model: forty-two (endTurn)"

@@ -27,6 +27,7 @@ import base64
 import re
 import typing
 import urllib.parse
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -237,32 +238,48 @@ class ResourceUpdates:
 
     Give the same object to `create_app(..., updates=updates)` (or `serve`); clients subscribe
     with `resources/subscribe`, and `await updates.updated(uri)` sends each of them
-    `notifications/resources/updated` on its session. A subscriber that has gone is dropped.
+    `notifications/resources/updated` on its session. A subscriber that has gone is dropped
+    when told, and past `max_subscriptions` the oldest subscription is forgotten, so sessions
+    that ended without unsubscribing cannot grow it for ever.
     """
 
-    def __init__(self) -> None:
-        self._subscribers: dict[str, dict[str, Notify]] = {}
+    def __init__(self, max_subscriptions: int = 10_000) -> None:
+        if max_subscriptions <= 0:
+            raise ValueError(f"max_subscriptions must be positive, got {max_subscriptions}")
+        self._max = max_subscriptions
+        # (uri, session) -> how to tell it, oldest subscription first.
+        self._all: OrderedDict[tuple[str, str], Notify] = OrderedDict()
+        self._by_uri: dict[str, set[str]] = {}
 
     def subscribe(self, uri: str, session: str, notify: Notify) -> None:
         """Record a session's subscription (the server calls this)."""
-        self._subscribers.setdefault(uri, {})[session] = notify
+        self._all.pop((uri, session), None)
+        self._all[(uri, session)] = notify
+        self._by_uri.setdefault(uri, set()).add(session)
+        while len(self._all) > self._max:
+            oldest_uri, oldest_session = next(iter(self._all))
+            self.unsubscribe(oldest_uri, oldest_session)
 
     def unsubscribe(self, uri: str, session: str) -> None:
         """Forget a session's subscription (the server calls this)."""
-        found = self._subscribers.get(uri)
-        if found is not None:
-            found.pop(session, None)
-            if not found:
-                del self._subscribers[uri]
+        self._all.pop((uri, session), None)
+        sessions = self._by_uri.get(uri)
+        if sessions is not None:
+            sessions.discard(session)
+            if not sessions:
+                del self._by_uri[uri]
 
     def subscribers(self, uri: str) -> int:
         """How many sessions are subscribed to `uri`."""
-        return len(self._subscribers.get(uri, {}))
+        return len(self._by_uri.get(uri, ()))
 
     async def updated(self, uri: str) -> int:
         """Notify every session subscribed to `uri`; returns how many were told."""
         told = 0
-        for session, notify in list(self._subscribers.get(uri, {}).items()):
+        for session in list(self._by_uri.get(uri, ())):
+            notify = self._all.get((uri, session))
+            if notify is None:
+                continue
             try:
                 await notify(uri)
             except Exception:  # a session that closed: forget it, tell the others
