@@ -7,7 +7,7 @@ official SDK's client over real HTTP.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types
@@ -18,8 +18,11 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from conftest import serve_app
 from mcp import Client
 from toolwire import ToolContext, ToolError, tool
-from toolwire.mcp import create_app
+from toolwire.mcp import McpClient, create_app
+from toolwire.mcp.elicitation import Elicitation, ElicitationAnswer
+from toolwire.mcp.sampling import Sampler, SamplingRequest
 from toolwire.messages import AssistantMessage, TextBlock, UserMessage
+from toolwire.models.testing import ScriptedModel
 from toolwire.results import ImagePart, TextPart
 
 pytestmark = pytest.mark.anyio
@@ -392,3 +395,52 @@ async def test_with_json_answers_the_tool_talks_on_the_session_stream() -> None:
         assert [level for level, _ in seen.logs] == ["debug", "info", "warning"]
         sampled = await client.call_tool("ask_model", {"question": "hi"})
         assert _text(sampled) == "client-model: forty-two (endTurn)"
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+async def test_toolwire_client_answers_in_both_eras(protocol: Literal["legacy", "modern"]) -> None:
+    """toolwire's own client with a sampler and an elicitation handler: by requests in the
+    handshake era, by `input_required` rounds in 2026-07-28 (two questions, two rounds)."""
+    model = ScriptedModel(["teal"], model_name="client-side")
+    asked: list[Elicitation] = []
+    RUNS.clear()
+
+    async def handler(request: Elicitation) -> ElicitationAnswer:
+        asked.append(request)
+        return ElicitationAnswer("accept", {"name": "Cy"})
+
+    async with (
+        serve_app(create_app(talking_tools())) as url,
+        McpClient(url, protocol=protocol, sampling=Sampler(model), elicitation=handler) as client,
+    ):
+        assert client.protocol_version == ("2026-07-28" if protocol == "modern" else "2025-11-25")
+        result = await client.call_tool("ask_both")
+    assert result.text == "teal / {'name': 'Cy', 'colour': 'blue'}"
+    assert [a.message for a in asked] == ["The model says teal. Your name?"]
+    assert len(RUNS) == (1 if protocol == "legacy" else 3)
+
+
+async def test_toolwire_client_refusing_in_2026_gets_an_error_result() -> None:
+    async def refuse(request: SamplingRequest) -> bool:
+        return False
+
+    sampler = Sampler(ScriptedModel(["never"]), approve=refuse)
+    async with (
+        serve_app(create_app(talking_tools())) as url,
+        McpClient(url, protocol="modern", sampling=sampler) as client,
+    ):
+        result = await client.call_tool("ask_model", {"question": "hi"})
+    assert result.is_error
+    assert "User rejected sampling request" in result.text
+
+
+async def test_a_stateless_server_cannot_ask_in_the_handshake_era() -> None:
+    seen = Recorder()
+    async with (
+        serve_app(create_app(talking_tools(), stateless=True)) as url,
+        Client(url, mode="legacy", sampling_callback=seen.sample) as client,
+    ):
+        result = await client.call_tool("ask_model", {"question": "hi"})
+    assert result.is_error
+    assert _text(result).startswith("The MCP client cannot be sent a sampling request here")
+    assert seen.sampled == []

@@ -31,7 +31,7 @@ import anyio
 import mcp_types
 from mcp.server.connection import allowed_log_levels
 from mcp.server.context import ServerRequestContext
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -235,6 +235,12 @@ class ServedCall:
         return Elicited("accept", content)
 
     def _missing(self, message: str, capability: str) -> typing.NoReturn:
+        if not self._modern and self._ctx.session.client_params is None:
+            # No handshake on this connection: a stateless server, which keeps no session.
+            raise ToolError(
+                f"The MCP client cannot be sent a {capability} request here: a stateless server "
+                "keeps no session to ask it through"
+            )
         if self._modern:
             needed: dict[str, Any] = {}
             if capability == "elicitation":
@@ -267,6 +273,11 @@ class ServedCall:
         except TimeoutError:
             raise ToolError(
                 f"The MCP client did not answer the {what} request within {limit:g} seconds"
+            ) from None
+        except NoBackChannelError:
+            raise ToolError(
+                f"The MCP client cannot be sent a {what} request here: a stateless server, or "
+                "JSON answers to a client without a GET stream"
             ) from None
         except MCPError as exc:
             raise ToolError(
