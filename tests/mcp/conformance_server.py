@@ -349,3 +349,18 @@ def conformance_app(updates: ResourceUpdates | None = None, **options: Any) -> A
         name="toolwire-conformance",
         **{"resumable": True, **options},
     )
+
+
+if __name__ == "__main__":
+    # `python conformance_server.py` serves the fixture over stdio.
+    from toolwire.mcp import serve
+
+    anyio.run(
+        lambda: serve(
+            conformance_tools(),
+            resources=conformance_resources(),
+            prompts=conformance_prompts(),
+            stdio=True,
+            name="toolwire-conformance",
+        )
+    )

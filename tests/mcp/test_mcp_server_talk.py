@@ -7,6 +7,9 @@ official SDK's client over real HTTP.
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from typing import Any, Literal
 
 import anyio
@@ -15,8 +18,8 @@ import pytest
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from conftest import serve_app
-from mcp import Client
+from conftest import HERE, ROOT, serve_app
+from mcp import Client, StdioServerParameters
 from toolwire import ToolContext, ToolError, tool
 from toolwire.mcp import McpClient, create_app
 from toolwire.mcp.elicitation import Elicitation, ElicitationAnswer
@@ -444,3 +447,38 @@ async def test_a_stateless_server_cannot_ask_in_the_handshake_era() -> None:
     assert result.is_error
     assert _text(result).startswith("The MCP client cannot be sent a sampling request here")
     assert seen.sampled == []
+
+
+async def test_over_stdio_tools_talk_and_resources_and_prompts_are_served() -> None:
+    seen = Recorder()
+    # This checkout's toolwire, whatever the environment's default is.
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[str(HERE / "conformance_server.py")],
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": os.environ.get("PATH", "")},
+    )
+    async with Client(
+        params, mode="legacy", sampling_callback=seen.sample, logging_callback=seen.log
+    ) as client:
+        with pytest.warns(MCPDeprecationWarning):
+            await client.set_logging_level("info")
+        logged = await client.call_tool("test_tool_with_logging", {})
+        assert not logged.is_error
+        assert [data for _, data in seen.logs] == [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed",
+        ]
+        sampled = await client.call_tool("test_sampling", {"prompt": "Six times seven?"})
+        assert _text(sampled) == "LLM response: forty-two"
+        (content,) = (await client.read_resource("test://template/7/data")).contents
+        assert json.loads(getattr(content, "text", "")) == {
+            "id": "7",
+            "templateTest": True,
+            "data": "Data for ID: 7",
+        }
+        got = await client.get_prompt("test_prompt_with_arguments", {"arg1": "a", "arg2": "b"})
+        assert (
+            getattr(got.messages[0].content, "text", "")
+            == "Prompt with arguments: arg1='a', arg2='b'"
+        )
