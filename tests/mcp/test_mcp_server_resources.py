@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from conftest import serve_app
 from mcp import Client
-from toolwire import ToolContext
+from toolwire import ToolContext, ToolError
 from toolwire.mcp import ResourceUpdates, create_app, prompt, resource
 from toolwire.messages import AssistantMessage, TextBlock, UserMessage
 from toolwire.results import ImagePart, ResourcePart, TextPart
@@ -76,7 +76,17 @@ def declared() -> tuple[list[Any], list[Any]]:
             ImagePart(data=b"\x89PNG", mime_type="image/png"),
         ]
 
-    return [app_config, logo, notes, profile, source], [review, talk]
+    @resource("broken://now")
+    def broken() -> str:
+        """Always fails."""
+        raise ToolError("the disk is gone")
+
+    @prompt
+    def failing() -> str:
+        """Always fails."""
+        return str(1 // 0)
+
+    return [app_config, logo, notes, profile, source, broken], [review, talk, failing]
 
 
 def app(updates: ResourceUpdates | None = None) -> Any:
@@ -89,7 +99,12 @@ async def test_resources_are_listed_and_read(era: str) -> None:
     async with serve_app(app()) as url, Client(url, mode=era) as client:
         listed = await client.list_resources()
         by_uri = {str(r.uri): r for r in listed.resources}
-        assert list(by_uri) == ["config://app", "file://logo.png", "notes://today"]
+        assert list(by_uri) == [
+            "config://app",
+            "file://logo.png",
+            "notes://today",
+            "broken://now",
+        ]
         config = by_uri["config://app"]
         assert (config.name, config.title, config.mime_type) == (
             "app_config",
@@ -135,6 +150,18 @@ async def test_reading_what_is_not_there_is_an_error(era: str) -> None:
             await client.read_resource("users://ada/profile")
         assert wrong.value.error.code == mcp_types.INVALID_PARAMS
         assert "user_id" in wrong.value.error.message
+        with pytest.raises(MCPError) as broken:
+            await client.read_resource("broken://now")
+        assert broken.value.error.code == mcp_types.INTERNAL_ERROR
+        assert (
+            broken.value.error.message
+            == "Resource broken://now could not be read: the disk is gone"
+        )
+        with pytest.raises(MCPError) as failing:
+            await client.get_prompt("failing", {})
+        assert failing.value.error.message == (
+            "Prompt 'failing' failed: ZeroDivisionError: integer division or modulo by zero"
+        )
 
 
 async def test_subscribers_hear_of_updates_until_they_unsubscribe() -> None:
@@ -180,7 +207,7 @@ async def test_a_stateless_server_offers_no_subscriptions() -> None:
 async def test_prompts_are_listed_and_filled(era: str) -> None:
     async with serve_app(app()) as url, Client(url, mode=era) as client:
         listed = {p.name: p for p in (await client.list_prompts()).prompts}
-        assert list(listed) == ["review", "dialogue"]
+        assert list(listed) == ["review", "dialogue", "failing"]
         review = listed["review"]
         assert review.description == "Ask for a code review."
         assert [(a.name, a.required, a.description) for a in review.arguments or []] == [

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import serve_app
 from toolwire import ToolContext, tool
-from toolwire.mcp import create_app, release_stream
+from toolwire.mcp import create_app, prompt, release_stream
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +128,43 @@ async def test_without_resumable_a_tool_keeps_its_stream() -> None:
     (only,) = events
     assert "id" not in only  # no priming event: nothing to resume from
     assert "report ready (released: False)" in only["data"]
+
+
+@tool
+def quiet_add(a: int, b: int) -> int:
+    """Adds; never talks back."""
+    return a + b
+
+
+async def _answer_type(app: Any, name: str, arguments: dict[str, Any]) -> str:
+    async with serve_app(app) as url, httpx.AsyncClient(timeout=20) as http:
+        session = await open_session(http, url)
+        headers = {**BASE, "mcp-session-id": session, "mcp-protocol-version": VERSION}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+        async with http.stream("POST", url, json=call, headers=headers) as answer:
+            await answer.aread()
+            return answer.headers["content-type"].split(";")[0]
+
+
+async def test_answers_are_json_unless_something_served_may_talk_back() -> None:
+    # Nothing can talk: the cheaper single JSON body.
+    assert await _answer_type(create_app([quiet_add]), "quiet_add", {"a": 1, "b": 2}) == (
+        "application/json"
+    )
+    # A tool taking a ToolContext may: every answer is a stream it can talk on.
+    talking = create_app([quiet_add, slow_report])
+    assert await _answer_type(talking, "quiet_add", {"a": 1, "b": 2}) == "text/event-stream"
+
+    # A prompt or resource function taking one counts too; and the choice can be forced.
+    async def hello(ctx: ToolContext) -> str:
+        return "hi"
+
+    with_prompt = create_app([quiet_add], prompts=[prompt(hello)])
+    assert await _answer_type(with_prompt, "quiet_add", {"a": 1, "b": 2}) == "text/event-stream"
+    forced = create_app([quiet_add, slow_report], json_response=True)
+    assert await _answer_type(forced, "quiet_add", {"a": 1, "b": 2}) == "application/json"

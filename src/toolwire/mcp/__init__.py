@@ -32,10 +32,10 @@ from .resource_auth import ProtectedResource, TokenIntrospection, TokenVerifier
 from .resources import Resource, ResourceUpdates, resource
 from .server import LOCAL_HOSTS, build_server, create_app, serve
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - plain sorted(), as tests/mcp/test_mcp_server.py checks
     "APPROVAL_META_KEY",
-    "LOCAL_HOSTS",
     "Elicited",
+    "LOCAL_HOSTS",
     "LogLevel",
     "McpAuthError",
     "McpClient",

@@ -56,6 +56,11 @@ class Declared:
             self.arguments.append(entry)
 
     @property
+    def takes_context(self) -> bool:
+        """Whether the function takes a `ToolContext` (and so may talk back to the client)."""
+        return self._context_param is not None
+
+    @property
     def names(self) -> list[str]:
         """The argument names, in the function's order."""
         return [a["name"] for a in self.arguments]

@@ -36,14 +36,18 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from .._schema import inspect_function
 from .._tool_client import Elicited, LogLevel, Sampled
 from .._validate import SchemaValidator
 from ..errors import SchemaError, ToolError
 from ..messages import AssistantMessage, FilePart, UserMessage
+from ..registry import ToolRegistry
 from ..results import AudioPart, ImagePart, TextPart
-from ..tools import ToolContext
+from ..tools import FunctionTool, ToolContext, ToolLike
 from ._content import McpProtocolError, parse_part, part_to_mcp
 from .elicitation import with_defaults
+from .prompts import Prompt
+from .resources import Resource
 
 __all__ = [
     "LOG_LEVELS",
@@ -54,6 +58,7 @@ __all__ = [
     "decode_state",
     "input_required",
     "interactive",
+    "may_talk",
     "release_stream",
     "session_key",
 ]
@@ -422,3 +427,19 @@ async def interactive(
             data={"requiredCapabilities": missing.required},
         ) from None
     return input_required(call) if call.pending is not None else result
+
+
+def may_talk(
+    tools: Sequence[ToolLike], resources: Sequence[Resource], prompts: Sequence[Prompt]
+) -> bool:
+    """Whether anything served may send progress, log lines or questions while it runs."""
+    if any(r.takes_context for r in resources) or any(p.takes_context for p in prompts):
+        return True
+    registry = ToolRegistry()
+    for added in (registry.add(t) for t in tools):
+        function = added.function if isinstance(added, FunctionTool) else None
+        # A tool built from `execute=`, or of another class, gets a context we cannot see it
+        # use: it may talk.
+        if function is None or inspect_function(function, ToolContext).context_param:
+            return True
+    return False

@@ -11,7 +11,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..errors import ToolArgumentsError
+from ..errors import ToolArgumentsError, ToolError
 from ..tools import ToolContext
 from ._declared import complete_values
 from ._server_context import Talk, interactive, session_key
@@ -29,6 +29,13 @@ _MAX_ECHOED = 200
 
 def _shown(text: str) -> str:
     return text if len(text) <= _MAX_ECHOED else text[:_MAX_ECHOED] + "..."
+
+
+def _failed(what: str, exc: Exception) -> MCPError:
+    # A `ToolError` speaks to the caller; anything else is named by its type too, as a tool's
+    # failure would be.
+    told = str(exc) if isinstance(exc, ToolError) else f"{type(exc).__name__}: {exc}"
+    return MCPError(code=mcp_types.INTERNAL_ERROR, message=f"{what}: {told}")
 
 
 def _complete(ctx: ServerRequestContext[Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -95,6 +102,8 @@ def add_resources(
                 contents = await found.contents(uri, variables, context)
             except ToolArgumentsError as exc:
                 raise MCPError(code=mcp_types.INVALID_PARAMS, message=str(exc)) from None
+            except Exception as exc:  # the function's failure is the request's error
+                raise _failed(f"Resource {_shown(uri)} could not be read", exc) from None
             return {"contents": contents}
 
         return _complete(ctx, await interactive(call, run))
@@ -162,6 +171,8 @@ def add_prompts(server: Server[Any], prompts: Sequence[Prompt], talk: Talk) -> N
                 return await found.get(params.arguments or {}, context)
             except ToolArgumentsError as exc:
                 raise MCPError(code=mcp_types.INVALID_PARAMS, message=str(exc)) from None
+            except Exception as exc:  # the function's failure is the request's error
+                raise _failed(f"Prompt {found.name!r} failed", exc) from None
 
         return _complete(ctx, await interactive(call, run))
 

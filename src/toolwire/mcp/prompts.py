@@ -54,6 +54,11 @@ class Prompt:
     _declared: Declared | None = None
 
     @property
+    def takes_context(self) -> bool:
+        """Whether the function takes a `ToolContext` (and so may talk back to the client)."""
+        return self._declared is not None and self._declared.takes_context
+
+    @property
     def arguments(self) -> list[dict[str, Any]]:
         """The arguments as `prompts/list` gives them (name, description, required)."""
         assert self._declared is not None

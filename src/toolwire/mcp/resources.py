@@ -69,6 +69,11 @@ class Resource:
     _pattern: re.Pattern[str] | None = None
 
     @property
+    def takes_context(self) -> bool:
+        """Whether the function takes a `ToolContext` (and so may talk back to the client)."""
+        return self._declared is not None and self._declared.takes_context
+
+    @property
     def is_template(self) -> bool:
         """Whether `uri` is a template standing for many resources."""
         return self._pattern is not None

@@ -38,7 +38,7 @@ from ..results import (
 )
 from ..tools import Tool, ToolContext, ToolLike
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
-from ._server_context import LOG_LEVELS, Talk, interactive
+from ._server_context import LOG_LEVELS, Talk, interactive, may_talk
 from ._server_events import RETRY_MS, SessionEvents, SessionScope
 from ._server_resources import add_completion, add_prompts, add_resources
 from .prompts import Prompt
@@ -554,7 +554,7 @@ def create_app(
     path: str = "/mcp",
     allowed_hosts: Sequence[str] | None = None,
     dns_rebinding_protection: bool = True,
-    json_response: bool = False,
+    json_response: bool | None = None,
     page_size: int | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     upload_timeout: float | None = DEFAULT_UPLOAD_TIMEOUT,
@@ -583,10 +583,12 @@ def create_app(
         allowed_hosts: Host names (without port) accepted in `Host` and `Origin` headers, in
             place of `LOCAL_HOSTS`; list the local names too to keep local access.
         dns_rebinding_protection: Refuse other `Host`/`Origin` values (HTTP 421/403).
-        json_response: Answer each handshake-era request with one JSON body instead of an SSE
-            stream: a little faster, but a tool's progress, log lines and questions then go on
-            the session's GET stream, and only if the client keeps one open. (2026-07-28
-            answers are JSON until a tool talks back, either way.)
+        json_response: Answer each request with one JSON body (`True`) or an SSE stream
+            (`False`). `None` chooses SSE when something served may talk back (a function
+            taking a `ToolContext`, a tool toolwire cannot see into, or `resumable`), and JSON
+            (0.5 to 0.75 times the server's CPU per call) otherwise. With JSON answers a tool's
+            progress, log lines and handshake-era questions go on the session's GET stream,
+            only if the client keeps one open (2026-07-28 questions need no stream).
         page_size: Tools per `tools/list` page; `None` lists them all at once.
         max_body_bytes: The largest request body read; a larger one is answered with 413 as
             soon as it passes the cap, unread.
@@ -616,6 +618,8 @@ def create_app(
     if upload_timeout is not None and upload_timeout <= 0:
         raise ValueError(f"upload_timeout must be positive, got {upload_timeout}")
     tools = list(tools)
+    resources = list(resources)
+    prompts = list(prompts)
     server = build_server(
         tools,
         resources=resources,
@@ -627,6 +631,8 @@ def create_app(
         request_state_keys=request_state_keys,
         subscriptions=not stateless,
     )
+    if json_response is None:
+        json_response = not resumable and not may_talk(tools, resources, prompts)
     resume = resumable and not stateless and not json_response
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=path,
