@@ -13,9 +13,11 @@ import sys
 from typing import Any, Literal
 
 import anyio
+import httpx2
 import mcp_types
 import pytest
 from mcp.client.session import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from conftest import HERE, ROOT, serve_app
@@ -24,9 +26,11 @@ from toolwire import ToolContext, ToolError, tool
 from toolwire.mcp import McpClient, create_app
 from toolwire.mcp.elicitation import Elicitation, ElicitationAnswer
 from toolwire.mcp.sampling import Sampler, SamplingRequest
+from toolwire.mcp.server import AUTH_SCOPE_KEY
 from toolwire.messages import AssistantMessage, TextBlock, UserMessage
 from toolwire.models.testing import ScriptedModel
 from toolwire.results import ImagePart, TextPart
+from toolwire.tools import AuthInfo
 
 pytestmark = pytest.mark.anyio
 
@@ -482,3 +486,53 @@ async def test_over_stdio_tools_talk_and_resources_and_prompts_are_served() -> N
             getattr(got.messages[0].content, "text", "")
             == "Prompt with arguments: arg1='a', arg2='b'"
         )
+
+
+def _as_user(app: Any) -> Any:
+    """Stand in for the OAuth guard: the caller named by `x-user` is the validated token's."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            user = dict(scope["headers"]).get(b"x-user", b"").decode()
+            scope[AUTH_SCOPE_KEY] = AuthInfo(
+                subject=user, client_id="app", scopes=frozenset(), issuer="https://as.example"
+            )
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+async def test_sealed_state_opens_only_for_the_user_it_was_minted_for() -> None:
+    """Behind OAuth the state (holding the user's earlier answers) is bound to the caller:
+    another user replaying it is refused."""
+    seen = Recorder()
+    answer = mcp_types.CreateMessageResult(
+        role="assistant", content=mcp_types.TextContent(type="text", text="x"), model="m"
+    )
+    async with (
+        serve_app(_as_user(create_app(talking_tools()))) as url,
+        httpx2.AsyncClient(headers={"x-user": "ann"}) as ann_http,
+        httpx2.AsyncClient(headers={"x-user": "bob"}) as bob_http,
+    ):
+
+        def client(http: httpx2.AsyncClient) -> Client:
+            transport = streamable_http_client(url, http_client=http)
+            return Client(transport, mode="2026-07-28", sampling_callback=seen.sample)
+
+        async with client(ann_http) as ann, client(bob_http) as bob:
+            first = await ann.session.call_tool(
+                "ask_model", {"question": "hi"}, allow_input_required=True
+            )
+            assert isinstance(first, mcp_types.InputRequiredResult)
+            assert first.input_requests is not None
+            (key,) = first.input_requests
+            retry: dict[str, Any] = {
+                "input_responses": {key: answer},
+                "request_state": first.request_state,
+                "allow_input_required": True,
+            }
+            with pytest.raises(MCPError, match="Invalid or expired requestState"):
+                await bob.session.call_tool("ask_model", {"question": "hi"}, **retry)
+            done = await ann.session.call_tool("ask_model", {"question": "hi"}, **retry)
+            assert isinstance(done, mcp_types.CallToolResult)
+            assert _text(done) == "m: x (None)"

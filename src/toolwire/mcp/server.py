@@ -7,6 +7,7 @@ import functools
 import hmac
 import ipaddress
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, cast
@@ -249,10 +250,11 @@ def build_server(
         add_prompts(server, prompts, talk)
     if prompts or any(r.is_template for r in resources):
         add_completion(server, resources, prompts)
-    security = (
-        RequestStateSecurity(keys=list(request_state_keys))
-        if request_state_keys
-        else RequestStateSecurity.ephemeral()
+    # Sealed state carries the user's earlier answers: it opens only for the caller it was
+    # minted for (behind OAuth), never for another user replaying it.
+    security = RequestStateSecurity(
+        keys=list(request_state_keys) if request_state_keys else [os.urandom(32)],
+        bind_principal=_state_principal,
     )
     # In place of the SDK's own tracing (on the global tracer, always on): toolwire's spans
     # follow `toolwire.telemetry`, and cost nothing while it is off. The state boundary seals
@@ -262,6 +264,14 @@ def build_server(
         RequestStateBoundary(security, default_audience=name),
     ]
     return server
+
+
+def _state_principal(ctx: ServerRequestContext[Any]) -> str | None:
+    """Who a 2026-07-28 `requestState` belongs to: the OAuth caller (issuer, client, subject)."""
+    caller = _caller(ctx)
+    if caller is None:
+        return None
+    return json.dumps([caller.issuer, caller.client_id, caller.subject])
 
 
 def _caller(ctx: ServerRequestContext[Any]) -> AuthInfo | None:
