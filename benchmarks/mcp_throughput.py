@@ -4,9 +4,9 @@ Two comparisons, each with sequential calls and with concurrent ones:
 
 - clients: toolwire's `McpClient` and the SDK's `Client` (its default mode, and `mode="legacy"`,
   the same protocol revision toolwire speaks) calling the same server;
-- servers: toolwire's `create_app` and the SDK's `MCPServer` (its defaults, and with
-  `json_response=True`, the answer format toolwire's server uses by default) serving the same
-  `add(a, b)` tool, called by the same clients.
+- servers: toolwire's `create_app` (its default SSE answers, which carry a tool's progress, logs
+  and questions, and with `json_response=True`) and the SDK's `MCPServer` (its defaults, and
+  with `json_response=True`) serving the same `add(a, b)` tool, called by the same clients.
 
 Every server runs in its own process under uvicorn, so a client and a server never share a core's
 event loop; the best of several rounds is kept. Goals: a client at least 0.95x the SDK's, a
@@ -43,7 +43,7 @@ LOAD_CLIENTS = (1, 10, 100, 500)
 # --- servers (run as `python benchmarks/mcp_throughput.py --serve KIND PORT`) ---------------------------
 
 
-def toolwire_app() -> Any:
+def toolwire_app(json_response: bool = False) -> Any:
     from toolwire import tool
     from toolwire.mcp import create_app
 
@@ -52,7 +52,7 @@ def toolwire_app() -> Any:
         """Add two integers."""
         return a + b
 
-    return create_app([add], name="bench")
+    return create_app([add], name="bench", json_response=json_response)
 
 
 def sdk_app(json_response: bool) -> Any:
@@ -70,6 +70,7 @@ def sdk_app(json_response: bool) -> Any:
 
 SERVERS: dict[str, Callable[[], Any]] = {
     "toolwire": toolwire_app,
+    "toolwire(json)": lambda: toolwire_app(json_response=True),
     "MCPServer": lambda: sdk_app(json_response=False),
     "MCPServer(json)": lambda: sdk_app(json_response=True),
 }

@@ -12,7 +12,7 @@ import functools
 import inspect
 import json
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,8 +22,10 @@ import pydantic
 
 from ._schema import is_async_callable
 from ._schema_refs import SchemaIndex
+from ._tool_client import Elicited, LogLevel, Sampled, ToolClient
 from ._validate import SchemaValidator
 from .errors import ArgumentProblem, SchemaError, ToolArgumentsError, ToolError
+from .messages import AssistantMessage, UserMessage
 
 __all__ = [
     "AuthInfo",
@@ -74,6 +76,8 @@ class ToolContext:
             `None` in a run that is not durable.
         auth: The caller's validated access token, when the tool is served over MCP behind
             OAuth (`create_app(..., oauth=ProtectedResource(...))`); `None` otherwise.
+        client: The MCP client that called the tool, when it is served over MCP: the methods
+            below go through it. `None` otherwise.
     """
 
     tool_name: str
@@ -82,6 +86,58 @@ class ToolContext:
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
     idempotency_key: str | None = None
     auth: AuthInfo | None = None
+    client: ToolClient | None = None
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress to the MCP client, if it asked for it; a no-op elsewhere."""
+        if self.client is not None:
+            await self.client.report_progress(progress, total, message)
+
+    async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> None:
+        """Send a log line to the MCP client (at or above its chosen level); a no-op elsewhere."""
+        if self.client is not None:
+            await self.client.log(level, data, logger)
+
+    async def sample(
+        self,
+        messages: str | Sequence[UserMessage | AssistantMessage],
+        *,
+        max_tokens: int = 1024,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_hints: Sequence[str] = (),
+    ) -> Sampled:
+        """Ask the MCP client's model for a completion (MCP sampling).
+
+        Raises:
+            ToolError: not served over MCP, the client offers no sampling, refused, or did not
+                answer within the server's `ask_timeout` (wrap the call in `anyio.fail_after`
+                to wait less).
+        """
+        if self.client is None:
+            raise ToolError("Sampling needs an MCP client: this tool is not served over MCP")
+        return await self.client.sample(
+            messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            model_hints=model_hints,
+        )
+
+    async def elicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        """Ask the MCP client's user to fill in a form described by a flat JSON Schema object.
+
+        Raises:
+            ToolError: not served over MCP, the client offers no elicitation, its answer breaks
+                the schema, or it did not answer within the server's `ask_timeout`.
+        """
+        if self.client is None:
+            raise ToolError("Elicitation needs an MCP client: this tool is not served over MCP")
+        return await self.client.elicit(message, schema)
 
 
 class Binding(Protocol):

@@ -6,6 +6,8 @@ package; `import toolwire.mcp` imports the official `mcp` SDK.
 
 from __future__ import annotations
 
+# What a server offers besides tools, and what its tools can ask of the client.
+from .._tool_client import Elicited, LogLevel, Sampled, ToolClient
 from . import _requirements  # noqa: F401  # pyright: ignore[reportUnusedImport] - checks the extra first
 from ._content import (
     APPROVAL_META_KEY,
@@ -16,8 +18,10 @@ from ._content import (
     McpToolSpec,
 )
 from ._serve_checks import MIN_TOKEN_CHARS
+from ._server_context import release_stream
 from ._sessions import SessionPolicy
 from .client import McpClient, McpTool, StdioServerParameters, from_mcp
+from .prompts import Prompt, prompt
 from .registry import (
     McpRegistry,
     McpServerConfig,
@@ -27,11 +31,14 @@ from .registry import (
     run_agent,
 )
 from .resource_auth import ProtectedResource, TokenIntrospection, TokenVerifier
+from .resources import Resource, ResourceUpdates, resource
 from .server import LOCAL_HOSTS, build_server, create_app, serve
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - plain sorted(), as tests/mcp/test_mcp_server.py checks
     "APPROVAL_META_KEY",
+    "Elicited",
     "LOCAL_HOSTS",
+    "LogLevel",
     "MIN_TOKEN_CHARS",
     "McpAuthError",
     "McpClient",
@@ -44,15 +51,23 @@ __all__ = [
     "McpTool",
     "McpToolRegistry",
     "McpToolSpec",
+    "Prompt",
     "ProtectedResource",
+    "Resource",
+    "ResourceUpdates",
+    "Sampled",
     "SessionPolicy",
     "StaticMcpRegistry",
     "StdioServerParameters",
     "TokenIntrospection",
     "TokenVerifier",
+    "ToolClient",
     "build_server",
     "create_app",
     "from_mcp",
+    "prompt",
+    "release_stream",
+    "resource",
     "run_agent",
     "serve",
 ]

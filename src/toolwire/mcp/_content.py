@@ -39,6 +39,7 @@ __all__ = [
     "parse_call_result",
     "parse_part",
     "parse_tool_spec",
+    "part_to_mcp",
     "result_to_mcp",
 ]
 
@@ -278,6 +279,11 @@ def _part_to_mcp(part: ContentPart) -> dict[str, Any]:
     if part.mime_type is not None:
         link["mimeType"] = part.mime_type
     return link
+
+
+def part_to_mcp(part: ContentPart) -> dict[str, Any]:
+    """A content part as an MCP content block (a URL-only image becomes a resource link)."""
+    return _part_to_mcp(part)
 
 
 def result_to_mcp(result: ToolResult) -> dict[str, Any]:

@@ -321,10 +321,7 @@ class HttpSession:
         self.protocol_version = None
         params = {
             "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {
-                **(elicitation.CAPABILITY if self._elicit is not None else {}),
-                **sampling.capability(self._sampler),
-            },
+            "capabilities": self._capabilities(),
             "clientInfo": self._client_info,
         }
         try:
@@ -458,6 +455,37 @@ class HttpSession:
         if status in (401, 403):
             raise McpAuthError(_refusal(status, response.headers.get("www-authenticate")))
 
+    def _capabilities(self) -> dict[str, Any]:
+        """What this client can be asked: elicitation and sampling when it has their handlers."""
+        return {
+            **(elicitation.CAPABILITY if self._elicit is not None else {}),
+            **sampling.capability(self._sampler),
+        }
+
+    async def answer_inputs(self, requests: Any) -> dict[str, Any]:
+        """The `inputResponses` for a 2026-07-28 `input_required` result's `inputRequests`.
+
+        Raises:
+            McpProtocolError: the requests are malformed, or ask what this client cannot give.
+            McpError: a request was refused (no sampler, the person said no, the model failed).
+        """
+        if not isinstance(requests, dict) or not requests:
+            raise McpProtocolError("an input_required result carries no inputRequests")
+        answers: dict[str, Any] = {}
+        for key, request in typing.cast(dict[str, Any], requests).items():
+            found = typing.cast(dict[str, Any], request) if isinstance(request, dict) else {}
+            method, params = found.get("method"), found.get("params")
+            try:
+                if method == "elicitation/create":
+                    answers[key] = await elicitation.answer(self._elicit, params)
+                elif method == "sampling/createMessage":
+                    answers[key] = await sampling.answer(self._sampler, params, self.url)
+                else:
+                    raise McpProtocolError(f"the server asks for {method!r}, which toolwire lacks")
+            except (elicitation.ElicitationRefused, sampling.SamplingRefused) as exc:
+                raise McpError(str(exc), code=exc.code) from None
+        return answers
+
     def _headers(self) -> dict[str, str]:
         headers = dict(self._base_headers)
         if self.session_id is not None:
@@ -477,7 +505,7 @@ class HttpSession:
             **stamped.get("_meta", {}),
             _META_VERSION: MODERN_VERSION,
             _META_CLIENT: self._client_info,
-            _META_CAPABILITIES: {},
+            _META_CAPABILITIES: self._capabilities(),
         }
         headers["mcp-method"] = method
         if method == "tools/call":
@@ -823,8 +851,8 @@ def _result_of(message: Any, request_id: int) -> Any:
     result: Any = message["result"]
     if isinstance(result, dict):
         kind: Any = typing.cast(dict[str, Any], result).get("resultType", "complete")
-        if kind != "complete":
-            # e.g. `input_required`: the server wants sampling or elicitation we do not offer.
+        if kind not in ("complete", "input_required"):
+            # `input_required` (questions before the answer) goes to the caller to answer.
             raise McpError(
                 f"The MCP server answered with a {kind!r} result, which toolwire cannot handle"
             )

@@ -41,6 +41,8 @@ from .sampling import sdk_callback as sampling_callback
 __all__ = ["McpClient", "McpTool", "StdioServerParameters", "from_mcp"]
 
 _HEADER_MISMATCH = -32020
+_MAX_INPUT_ROUNDS = 10
+"""How many 2026-07-28 `input_required` rounds one call may take before it is given up."""
 """A 2026-07-28 server's answer to a call whose `Mcp-Param-*` headers do not match the tool."""
 
 _MAX_PAGES = 1000
@@ -414,8 +416,10 @@ class McpClient:
                 elicit=self.elicitation,
                 sampler=self.sampling,
             )
-            # Server requests are answered in the handshake era; the per-request era asks for
-            # input with `input_required` results instead, which toolwire does not answer yet.
+            # Questions come as server requests in the handshake era and as `input_required`
+            # results in the per-request era; both are answered. "auto" keeps the handshake era
+            # for a client that can be asked, since most servers still ask with requests, which
+            # the per-request era cannot carry; protocol="modern" answers `input_required`.
             answers = self.elicitation is not None or self.sampling is not None
             era: _Era = "legacy" if answers and self.protocol == "auto" else self.protocol
             conn: _HttpConnection | _StdioConnection = _HttpConnection(session, era)
@@ -535,6 +539,24 @@ class McpClient:
                 # A 2026-07-28 server checks the call's Mcp-Param headers against the listed
                 # schema; ours were missing or stale, so list afresh and send it once more.
                 await self.list_tools()
+                raw = await conn.request("tools/call", params, repeatable=repeatable, limit=limit)
+            rounds = 0
+            while (
+                isinstance(conn, _HttpConnection)
+                and isinstance(raw, dict)
+                and typing.cast(dict[str, Any], raw).get("resultType") == "input_required"
+            ):
+                # 2026-07-28: the server asks first; the call goes again with the answers.
+                rounds += 1
+                if rounds > _MAX_INPUT_ROUNDS:
+                    raise McpProtocolError(f"still asking after {_MAX_INPUT_ROUNDS} rounds")
+                asked = typing.cast(dict[str, Any], raw)
+                params = {
+                    **params,
+                    "inputResponses": await conn.session.answer_inputs(asked.get("inputRequests")),
+                }
+                if asked.get("requestState") is not None:
+                    params["requestState"] = asked["requestState"]
                 raw = await conn.request("tools/call", params, repeatable=repeatable, limit=limit)
             try:
                 result = parse_call_result(raw)

@@ -6,6 +6,7 @@ import asyncio
 import functools
 import hmac
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, cast
@@ -15,6 +16,7 @@ import mcp_types
 from mcp.server import Server
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -40,14 +42,20 @@ from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
 from ._oauth_config import ProtectedResource
 from ._overload import shed_on_exhaustion
 from ._serve_checks import ScrubQueryToken, check_serving
+from ._server_context import LOG_LEVELS, Talk, interactive, may_talk
+from ._server_events import RETRY_MS, SessionEvents, SessionScope
+from ._server_resources import add_completion, add_prompts, add_resources
 from ._sessions import AnonymousSessions, SessionPolicy
+from .prompts import Prompt
 from .resource_auth import OAuthGuard, ToolScopeCheck
+from .resources import Resource, ResourceUpdates
 
 if TYPE_CHECKING:
     from ..tools import AuthInfo
 
 __all__ = [
     "APPROVAL_META_KEY",
+    "DEFAULT_ASK_TIMEOUT",
     "DEFAULT_MAX_BODY_BYTES",
     "LOCAL_HOSTS",
     "build_server",
@@ -61,6 +69,9 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """The largest request body the server reads (4 MiB, as the SDK's server)."""
+
+DEFAULT_ASK_TIMEOUT = 300.0
+"""Seconds a tool waits for the client to answer its sampling or elicitation request."""
 
 DEFAULT_UPLOAD_TIMEOUT = 10.0
 """Seconds a client may take to send a request's body before the server answers 408."""
@@ -109,15 +120,34 @@ def _describe(tool: Tool) -> dict[str, Any]:
 
 
 def build_server(
-    tools: Iterable[ToolLike], *, name: str = "toolwire", page_size: int | None = None
+    tools: Iterable[ToolLike] = (),
+    *,
+    resources: Iterable[Resource] = (),
+    prompts: Iterable[Prompt] = (),
+    updates: ResourceUpdates | None = None,
+    name: str = "toolwire",
+    page_size: int | None = None,
+    ask_timeout: float | None = DEFAULT_ASK_TIMEOUT,
+    request_state_keys: Sequence[str | bytes] | None = None,
+    subscriptions: bool = True,
 ) -> Server[Any]:
-    """The SDK's low-level `Server` answering `tools/list` and `tools/call` with `tools`.
+    """The SDK's low-level `Server` answering for `tools`, `resources` and `prompts`.
 
     Args:
         tools: Anything `ToolRegistry` accepts.
+        resources: Resources and resource templates (`resource()`).
+        prompts: Prompts (`prompt()`).
+        updates: Where `resources/subscribe` records subscribers, to tell them of changes.
         name: The server name given to clients.
         page_size: Tools per `tools/list` page; `None` lists them all at once.
+        ask_timeout: Seconds a tool waits for the client to answer `ToolContext.sample` or
+            `ToolContext.elicit` (handshake era); `None` waits as long as the session lives.
+        request_state_keys: Secrets (32 bytes or more) sealing the 2026-07-28 `requestState`
+            that carries a call's earlier answers; the first seals, all open. Give the same
+            keys to every worker behind one address; by default a key of this process alone.
+        subscriptions: Offer `resources/subscribe` (a stateless server has no session to tell).
     """
+    talk = Talk(ask_timeout)
     registry = ToolRegistry()
     # Listed in the order given (the registry checks names and duplicates).
     by_name = {added.name: added for added in (registry.add(t) for t in tools)}
@@ -160,33 +190,89 @@ def build_server(
             # name must not come back, nor cost a fuzzy match over it.
             name = params.name
             shown = name if len(name) <= _MAX_ECHOED_NAME else name[:_MAX_ECHOED_NAME] + "..."
-            result: ToolResult = error_result(str(UnknownToolError(shown, by_name)))
+            out = result_to_mcp(error_result(str(UnknownToolError(shown, by_name))))
         else:
             call_id = str(ctx.request_id) if ctx.request_id is not None else None
-            context = ToolContext(tool_name=found.name, call_id=call_id, auth=_caller(ctx))
-            result = await found.invoke(params.arguments or {}, context)
-            check = output_checks.get(found.name)
-            if check is not None and not result.is_error:
-                result = _hold_to_schema(found.name, result, check)
-        out = result_to_mcp(result)
+            call = talk.call(ctx, params)
+            context = ToolContext(
+                tool_name=found.name, call_id=call_id, auth=_caller(ctx), client=call
+            )
+            chosen = found
+
+            async def run() -> dict[str, Any]:
+                result = await chosen.invoke(params.arguments or {}, context)
+                check = output_checks.get(chosen.name)
+                if check is not None and not result.is_error:
+                    result = _hold_to_schema(chosen.name, result, check)
+                return result_to_mcp(result)
+
+            # 2026-07-28: a question the client has not answered yet makes this an
+            # `input_required` answer instead.
+            out = await interactive(call, run)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            out["resultType"] = "complete"
+            out.setdefault("resultType", "complete")
         return out
+
+    async def set_level(
+        ctx: ServerRequestContext[Any], params: mcp_types.SetLevelRequestParams
+    ) -> dict[str, Any]:
+        level = params.level
+        if level not in LOG_LEVELS:  # the SDK checks the enum; this keeps pyright sure too
+            raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"Unknown level {level!r}")
+        talk.set_level(ctx, level)
+        return {}
 
     server: Server[Any] = Server(
         name,
         version=__version__,
         get_tool_input_schema=schemas.get,
-        # The listing is fixed for the server's life; ttl 0 still lets clients revalidate
-        # cheaply and keeps a restarted server with other tools from being masked.
-        cache_hints={"tools/list": CacheHint(ttl_ms=0, scope="private")},
+        # Listings are fixed for the server's life; ttl 0 still lets clients revalidate
+        # cheaply and keeps a restarted server with other tools from being masked. A resource
+        # is read by a function each time, so its contents are never fresh either.
+        cache_hints={
+            method: CacheHint(ttl_ms=0, scope="private")
+            for method in (
+                "tools/list",
+                "resources/list",
+                "resources/templates/list",
+                "resources/read",
+                "prompts/list",
+            )
+        },
     )
     server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, list_tools)
     server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, call_tool)
+    server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, set_level)
+    resources = list(resources)
+    prompts = list(prompts)
+    if resources:
+        add_resources(server, resources, talk, updates or ResourceUpdates(), subscriptions)
+    if prompts:
+        add_prompts(server, prompts, talk)
+    if prompts or any(r.is_template for r in resources):
+        add_completion(server, resources, prompts)
+    # Sealed state carries the user's earlier answers: it opens only for the caller it was
+    # minted for (behind OAuth), never for another user replaying it.
+    security = RequestStateSecurity(
+        keys=list(request_state_keys) if request_state_keys else [os.urandom(32)],
+        bind_principal=_state_principal,
+    )
     # In place of the SDK's own tracing (on the global tracer, always on): toolwire's spans
-    # follow `toolwire.telemetry`, and cost nothing while it is off.
-    server.middleware[:] = [_TracedRequests()]
+    # follow `toolwire.telemetry`, and cost nothing while it is off. The state boundary seals
+    # the 2026-07-28 `requestState` going out and refuses one this server did not mint.
+    server.middleware[:] = [
+        _TracedRequests(),
+        RequestStateBoundary(security, default_audience=name),
+    ]
     return server
+
+
+def _state_principal(ctx: ServerRequestContext[Any]) -> str | None:
+    """Who a 2026-07-28 `requestState` belongs to: the OAuth caller (issuer, client, subject)."""
+    caller = _caller(ctx)
+    if caller is None:
+        return None
+    return json.dumps([caller.issuer, caller.client_id, caller.subject])
 
 
 def _caller(ctx: ServerRequestContext[Any]) -> AuthInfo | None:
@@ -467,8 +553,11 @@ def _security(
 
 
 def create_app(
-    tools: Iterable[ToolLike],
+    tools: Iterable[ToolLike] = (),
     *,
+    resources: Iterable[Resource] = (),
+    prompts: Iterable[Prompt] = (),
+    updates: ResourceUpdates | None = None,
     name: str = "toolwire",
     auth_token: str | None = None,
     oauth: ProtectedResource | None = None,
@@ -476,20 +565,26 @@ def create_app(
     path: str = "/mcp",
     allowed_hosts: Sequence[str] | None = None,
     dns_rebinding_protection: bool = True,
-    json_response: bool = True,
+    json_response: bool | None = None,
     page_size: int | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     upload_timeout: float | None = DEFAULT_UPLOAD_TIMEOUT,
     max_sessions: int | None = 10_000,
     session_idle_timeout: float | None = 1800.0,
     session_policy: SessionPolicy | None = None,
+    ask_timeout: float | None = DEFAULT_ASK_TIMEOUT,
+    request_state_keys: Sequence[str | bytes] | None = None,
+    resumable: bool = False,
 ) -> ASGIApp:
-    """An ASGI app serving `tools` over MCP Streamable HTTP at `path`.
+    """An ASGI app serving `tools`, `resources` and `prompts` over MCP Streamable HTTP at `path`.
 
     Run it with any ASGI server (`uvicorn.run(app)`); its lifespan must run, which uvicorn does.
 
     Args:
         tools: Anything `ToolRegistry` accepts; names must be unique.
+        resources: Resources and resource templates (`resource()`).
+        prompts: Prompts (`prompt()`).
+        updates: Tells clients subscribed to a resource that it changed (`ResourceUpdates`).
         name: The server name given to clients.
         auth_token: When set, every request needs `Authorization: Bearer <auth_token>` (else 401);
             at least `MIN_TOKEN_CHARS` (16) characters.
@@ -501,7 +596,12 @@ def create_app(
         allowed_hosts: Host names (without port) accepted in `Host` and `Origin` headers, in
             place of `LOCAL_HOSTS`; list the local names too to keep local access.
         dns_rebinding_protection: Refuse other `Host`/`Origin` values (HTTP 421/403).
-        json_response: Answer each request with one JSON body instead of an SSE stream.
+        json_response: Answer each request with one JSON body (`True`) or an SSE stream
+            (`False`). `None` chooses SSE when something served may talk back (a function
+            taking a `ToolContext`, a tool toolwire cannot see into, or `resumable`), and JSON
+            (0.5 to 0.75 times the server's CPU per call) otherwise. With JSON answers a tool's
+            progress, log lines and handshake-era questions go on the session's GET stream,
+            only if the client keeps one open (2026-07-28 questions need no stream).
         page_size: Tools per `tools/list` page; `None` lists them all at once.
         max_body_bytes: The largest request body read; a larger one is answered with 413 as
             soon as it passes the cap, unread.
@@ -514,6 +614,12 @@ def create_app(
         session_policy: How sessions without an OAuth principal share `max_sessions` (a
             per-client quota, the busiest client's oldest idle session closed at the cap,
             one-request sessions dropped early); `SessionPolicy()` when `None`.
+        ask_timeout: Seconds a tool waits for the client's sampling or elicitation answer.
+        request_state_keys: Secrets sealing 2026-07-28 `requestState`; see `build_server`.
+        resumable: Keep recent events of each SSE answer (bounded, in memory) and start each
+            with a priming event, so a client whose stream dropped reconnects with
+            `Last-Event-ID` and gets what it missed, and a tool may `release_stream` to be
+            polled (SEP-1699). Handshake era, with sessions and SSE answers.
 
     Raises:
         ValueError: an empty `auth_token` or one shorter than 16 characters, both
@@ -533,16 +639,35 @@ def create_app(
     if upload_timeout is not None and upload_timeout <= 0:
         raise ValueError(f"upload_timeout must be positive, got {upload_timeout}")
     tools = list(tools)
-    server = build_server(tools, name=name, page_size=page_size)
+    resources = list(resources)
+    prompts = list(prompts)
+    server = build_server(
+        tools,
+        resources=resources,
+        prompts=prompts,
+        updates=updates,
+        name=name,
+        page_size=page_size,
+        ask_timeout=ask_timeout,
+        request_state_keys=request_state_keys,
+        subscriptions=not stateless,
+    )
+    if json_response is None:
+        json_response = not resumable and not may_talk(tools, resources, prompts)
+    resume = resumable and not stateless and not json_response
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=path,
         json_response=json_response,
         stateless_http=stateless,
+        event_store=SessionEvents() if resume else None,
+        retry_interval=RETRY_MS if resume else None,
         transport_security=_security(allowed_hosts, dns_rebinding_protection),
         max_request_body_size=max_body_bytes,
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
     )
+    if resume:
+        app = SessionScope(app)
     if not stateless:
         app = AnonymousSessions(app, session_policy or SessionPolicy(), max_sessions)
     app = _CancelOnDisconnect(app, stateless)
@@ -562,8 +687,11 @@ def create_app(
 
 
 async def serve(
-    tools: Iterable[ToolLike],
+    tools: Iterable[ToolLike] = (),
     *,
+    resources: Iterable[Resource] = (),
+    prompts: Iterable[Prompt] = (),
+    updates: ResourceUpdates | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     stdio: bool = False,
@@ -578,11 +706,16 @@ async def serve(
     upload_timeout: float | None = DEFAULT_UPLOAD_TIMEOUT,
     max_sessions: int | None = 10_000,
     session_idle_timeout: float | None = 1800.0,
+    ask_timeout: float | None = DEFAULT_ASK_TIMEOUT,
+    request_state_keys: Sequence[str | bytes] | None = None,
 ) -> None:
-    """Serve `tools` until cancelled: over Streamable HTTP with uvicorn, or over stdio.
+    """Serve `tools`, `resources` and `prompts` until cancelled: over HTTP, or over stdio.
 
     Args:
         tools: Anything `ToolRegistry` accepts.
+        resources: See `create_app`.
+        prompts: See `create_app`.
+        updates: See `create_app`.
         host: The address to listen on; the default accepts local connections only.
         port: The TCP port.
         stdio: Speak MCP over this process's stdin/stdout instead of HTTP.
@@ -598,6 +731,8 @@ async def serve(
         upload_timeout: See `create_app`.
         max_sessions: See `create_app`.
         session_idle_timeout: See `create_app`.
+        ask_timeout: See `create_app`.
+        request_state_keys: See `build_server`.
 
     Raises:
         ValueError: `host` is beyond loopback with no token and `allow_anonymous` not set.
@@ -605,7 +740,15 @@ async def serve(
     if stdio:
         from mcp.server.stdio import stdio_server
 
-        server = build_server(tools, name=name)
+        server = build_server(
+            tools,
+            resources=resources,
+            prompts=prompts,
+            updates=updates,
+            name=name,
+            ask_timeout=ask_timeout,
+            request_state_keys=request_state_keys,
+        )
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         return
@@ -622,6 +765,9 @@ async def serve(
         hosts.append(host)
     app = create_app(
         tools,
+        resources=resources,
+        prompts=prompts,
+        updates=updates,
         name=name,
         auth_token=auth_token,
         oauth=oauth,
@@ -631,6 +777,8 @@ async def serve(
         upload_timeout=upload_timeout,
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
+        ask_timeout=ask_timeout,
+        request_state_keys=request_state_keys,
     )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", **dict(options or {}))
     server = uvicorn.Server(config)
