@@ -241,7 +241,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         try:
             async with resource.create(**self._create_options(body, request)) as response:
                 assembler = StreamAssembler(CallIds("call"), self._provider, response.request_id)
-                async for event in iter_sse(response.iter_lines(), self._provider):
+                async for event in iter_sse(response.iter_bytes(), self._provider):
                     delta = assembler.feed(event)
                     if delta is not None:
                         yield delta
