@@ -178,7 +178,9 @@ async def iter_sse(chunks: AsyncIterable[bytes], who: str) -> AsyncIterator[dict
         try:
             payload = json.loads(text)
         except ValueError:
-            raise ModelResponseError(f"{who} sent an event that is not JSON: {text!r:.200}") from None
+            raise ModelResponseError(
+                f"{who} sent an event that is not JSON: {text!r:.200}"
+            ) from None
         except RecursionError:
             raise ModelResponseError(f"{who} sent an event nested too deeply to read") from None
         if not isinstance(payload, dict):
