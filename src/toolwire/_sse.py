@@ -19,17 +19,15 @@ split across network chunks is decoded whole. Standard library only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 
 __all__ = ["ServerSentEvent", "describe_size", "read_sse"]
 
-_LINE_END = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ServerSentEvent:
     """One event of a server-sent event stream.
 
@@ -76,102 +74,108 @@ async def read_sse(
     Raises:
         Exception: `error(...)` once an event or the stream passes its cap; nothing more is read.
     """
-    reader = _Reader(max_event_bytes)
-    total = 0
+    # One loop with local state rather than a parser object: model streams are thousands of
+    # short events, and a method call per line doubled the cost of reading them.
+    partial = b""  # the line still arriving
+    head = b""  # the stream's first bytes, until we know whether they open with a BOM
+    fresh = True
     after_cr = False  # the last chunk ended in "\r": a "\n" opening the next one belongs to it
+    total = 0
+    size = 0  # bytes of the event so far, finished lines only
+    first = b""  # the event's first data line: most events have one, which needs no copy
+    more = bytearray()  # the data lines after the first, each after a "\n"
+    count = 0  # data lines in the event
+    name = b""
+    event_id: str | None = None
+    retry: int | None = None
     async for chunk in chunks:
         if not chunk:
             continue
         total += len(chunk)
         if max_stream_bytes is not None and total > max_stream_bytes:
             raise error(_too_large("the event stream", max_stream_bytes, limit_name))
-        at = 1 if after_cr and chunk[0] == 0x0A else 0
-        for end in _LINE_END.finditer(chunk, at):
-            done = reader.line(chunk, at, end.start())
-            at = end.end()
-            if done is not None:
-                yield done
-            elif reader.size > max_event_bytes:
+        if fresh:
+            head += chunk
+            if len(head) < len(_BOM) and _BOM.startswith(head):
+                continue
+            chunk, head, fresh = head.removeprefix(_BOM), b"", False
+        if after_cr and chunk[0] == 0x0A:
+            chunk = chunk[1:]
+            if not chunk:
+                continue
+        lines = chunk.splitlines()  # bytes split at CRLF, LF and CR only
+        if partial:
+            lines[0] = partial + lines[0]
+        last = chunk[-1]
+        after_cr = last == 0x0D
+        partial = b"" if last in (0x0A, 0x0D) else lines.pop()
+        for line in lines:
+            if not line:
+                if count or event_id is not None or retry is not None:
+                    yield ServerSentEvent(
+                        _text(first, more, count),
+                        name.decode("utf-8", "replace") if name else "",
+                        event_id,
+                        retry,
+                    )
+                    if count > 1:
+                        more = bytearray()
+                    first, count, name, event_id, retry = b"", 0, b"", None, None
+                elif name:
+                    name = b""
+                size = 0
+                continue
+            size += len(line) + 1
+            if size > max_event_bytes:
                 raise error(_too_large("one server-sent event", max_event_bytes, limit_name))
-        reader.partial += chunk[at:]
-        after_cr = chunk[-1] == 0x0D
-        if reader.size + len(reader.partial) > max_event_bytes:
+            if line.startswith(b"data:"):  # the line nearly every event is made of
+                value = line[6:] if line.startswith(b"data: ") else line[5:]
+                if count:
+                    more += b"\n"
+                    more += value
+                else:
+                    first = value
+                count += 1
+                continue
+            field, colon, value = line.partition(b":")
+            if not field and colon:  # ":" opens a comment
+                continue
+            if value.startswith(b" "):
+                value = value[1:]
+            if field == b"data":  # "data" without a colon: an empty data line
+                if count:
+                    more += b"\n"
+                else:
+                    first = b""
+                count += 1
+            elif field == b"event":
+                name = value
+            elif field == b"id":
+                if b"\0" not in value:  # the standard ignores an id holding NUL
+                    event_id = value.decode("utf-8", "replace")
+            elif field == b"retry" and value.isdigit():
+                retry = int(value)
+        if size + len(partial) > max_event_bytes:
             raise error(_too_large("one server-sent event", max_event_bytes, limit_name))
+    if head:  # a stream shorter than a BOM
+        partial = head
     # A line the stream cut short is incomplete data: it is dropped, and its event with it.
-    if not reader.partial:
-        done = reader.finish()
-        if done is not None:
-            yield done
+    if not partial and (count or event_id is not None or retry is not None):
+        yield ServerSentEvent(
+            _text(first, more, count),
+            name.decode("utf-8", "replace") if name else "",
+            event_id,
+            retry,
+        )
+
+
+def _text(first: bytes, more: bytearray, count: int) -> str:
+    """An event's data: its lines joined with newlines, decoded once."""
+    if count > 1:
+        return (first + more).decode("utf-8", "replace")
+    return first.decode("utf-8", "replace")
 
 
 def _too_large(what: str, limit: int, limit_name: str | None) -> str:
     named = f" ({limit_name})" if limit_name else ""
     return f"{what} is larger than {describe_size(limit)}{named}; it was not read further"
-
-
-class _Reader:
-    """The event being built. Its data is kept as bytes, not a list of lines: a million tiny
-    lines would cost several times their size in Python objects, past what the cap intends."""
-
-    __slots__ = ("data", "event", "event_id", "fresh", "lines", "partial", "retry", "size")
-
-    def __init__(self, max_event_bytes: int) -> None:
-        self.partial = bytearray()  # the line still arriving
-        self.fresh = True  # no line finished yet: a BOM may open the first one
-        self.size = 0  # bytes of the event so far, finished lines only
-        self.data = bytearray()
-        self.lines = 0
-        self.event = b""
-        self.event_id: str | None = None
-        self.retry: int | None = None
-
-    def line(self, chunk: bytes, start: int, end: int) -> ServerSentEvent | None:
-        """Take the line ending at `chunk[end]`; the finished event when it was a blank line."""
-        if self.partial:
-            self.partial += chunk[start:end]
-            text = bytes(self.partial)
-            self.partial.clear()
-        else:
-            text = chunk[start:end]
-        if self.fresh:
-            self.fresh = False
-            text = text.removeprefix(_BOM)
-        if not text:
-            return self.finish()
-        self.size += len(text) + 1
-        if text[0] == 0x3A:  # ":" opens a comment
-            return None
-        name, _, value = text.partition(b":")
-        if value[:1] == b" ":
-            value = value[1:]
-        if name == b"data":
-            self.data += value
-            self.data += b"\n"
-            self.lines += 1
-        elif name == b"event":
-            self.event = value
-        elif name == b"id":
-            if b"\0" not in value:  # the standard ignores an id holding NUL
-                self.event_id = value.decode("utf-8", "replace")
-        elif name == b"retry" and value.isdigit():
-            self.retry = int(value)
-        return None
-
-    def finish(self) -> ServerSentEvent | None:
-        """End the event (a blank line, or the end of the stream); `None` when it held nothing."""
-        done = None
-        if self.lines or self.event_id is not None or self.retry is not None:
-            data = self.data[:-1] if self.lines else self.data
-            done = ServerSentEvent(
-                data.decode("utf-8", "replace"),
-                self.event.decode("utf-8", "replace"),
-                self.event_id,
-                self.retry,
-            )
-        self.size = 0
-        self.lines = 0
-        self.data = bytearray()
-        self.event = b""
-        self.event_id = None
-        self.retry = None
-        return done
