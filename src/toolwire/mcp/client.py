@@ -1,4 +1,4 @@
-"""`McpClient`: an MCP server's tools as ordinary toolwire tools, over Streamable HTTP or stdio."""
+"""`McpClient`: an MCP server's tools as ordinary toolwire tools, over any `McpTransport`."""
 
 from __future__ import annotations
 
