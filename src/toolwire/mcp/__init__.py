@@ -9,6 +9,7 @@ from __future__ import annotations
 # What a server offers besides tools, and what its tools can ask of the client.
 from .._tool_client import Elicited, LogLevel, Sampled, ToolClient
 from . import _requirements  # noqa: F401  # pyright: ignore[reportUnusedImport] - checks the extra first
+from ._asgi import AsgiTransport
 from ._content import (
     APPROVAL_META_KEY,
     McpAuthError,
@@ -20,7 +21,9 @@ from ._content import (
 from ._serve_checks import MIN_TOKEN_CHARS
 from ._server_context import release_stream
 from ._sessions import SessionPolicy
-from .client import McpClient, McpTool, StdioServerParameters, from_mcp
+from ._stdio import StdioTransport
+from ._transport import HttpTransport, McpClientOptions, McpTransport
+from .client import McpClient, McpTarget, McpTool, StdioServerParameters, from_mcp
 from .prompts import Prompt, prompt
 from .registry import (
     McpRegistry,
@@ -36,21 +39,26 @@ from .server import LOCAL_HOSTS, build_server, create_app, serve
 
 __all__ = [  # noqa: RUF022 - plain sorted(), as tests/mcp/test_mcp_server.py checks
     "APPROVAL_META_KEY",
+    "AsgiTransport",
     "Elicited",
+    "HttpTransport",
     "LOCAL_HOSTS",
     "LogLevel",
     "MIN_TOKEN_CHARS",
     "McpAuthError",
     "McpClient",
+    "McpClientOptions",
     "McpConnectionError",
     "McpError",
     "McpProtocolError",
     "McpRegistry",
     "McpServerConfig",
     "McpServerInfo",
+    "McpTarget",
     "McpTool",
     "McpToolRegistry",
     "McpToolSpec",
+    "McpTransport",
     "Prompt",
     "ProtectedResource",
     "Resource",
@@ -59,6 +67,7 @@ __all__ = [  # noqa: RUF022 - plain sorted(), as tests/mcp/test_mcp_server.py ch
     "SessionPolicy",
     "StaticMcpRegistry",
     "StdioServerParameters",
+    "StdioTransport",
     "TokenIntrospection",
     "TokenVerifier",
     "ToolClient",

@@ -1,28 +1,26 @@
-"""`McpClient`: an MCP server's tools as ordinary toolwire tools, over Streamable HTTP or stdio."""
+"""`McpClient`: an MCP server's tools as ordinary toolwire tools, over any `McpTransport`."""
 
 from __future__ import annotations
 
 import typing
 from collections.abc import Mapping
-from contextlib import AsyncExitStack, suppress
 from types import TracebackType
-from typing import Any, Literal, Self, TypeAlias
+from typing import Any, Self, TypeAlias
 
 import anyio
 import httpx2
-import mcp_types
-import pydantic
-from mcp.shared.exceptions import MCPError
+from starlette.types import ASGIApp
 
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 
-from .. import __version__, telemetry
+from .. import __version__
 from .._validate import SchemaValidator
 from ..errors import SchemaError, ToolError, ToolTimeoutError
 from ..middleware import ToolWrapper
 from ..models.base import Model
 from ..results import ToolResult, error_result
 from ..tools import Tool, tool
+from ._asgi import AsgiTransport
 from ._content import (
     McpConnectionError,
     McpError,
@@ -32,250 +30,26 @@ from ._content import (
     parse_call_result,
     parse_tool_spec,
 )
-from ._http import DEFAULT_MAX_ANSWER_BYTES, MODERN_VERSION, HttpSession
+from ._http import DEFAULT_MAX_ANSWER_BYTES
+from ._stdio import StdioTransport
+from ._transport import Era, HttpTransport, McpClientOptions, McpTransport
 from .auth import ClientCredentials, CrossAppAccess, OAuth
-from .elicitation import ElicitationHandler, sdk_callback
+from .elicitation import ElicitationHandler
 from .sampling import Sampler
-from .sampling import sdk_callback as sampling_callback
 
-__all__ = ["McpClient", "McpTool", "StdioServerParameters", "from_mcp"]
+__all__ = ["McpClient", "McpTarget", "McpTool", "StdioServerParameters", "from_mcp"]
+
+McpTarget: TypeAlias = str | StdioServerParameters | McpTransport | ASGIApp
+"""What `McpClient` connects to: a Streamable HTTP URL, a subprocess's `StdioServerParameters`,
+any `McpTransport`, or an ASGI app served in this process (`AsgiTransport`)."""
 
 _HEADER_MISMATCH = -32020
-_MAX_INPUT_ROUNDS = 10
-"""How many 2026-07-28 `input_required` rounds one call may take before it is given up."""
 """A 2026-07-28 server's answer to a call whose `Mcp-Param-*` headers do not match the tool."""
 
 _MAX_PAGES = 1000
 """A server whose cursors never end cannot hang `list_tools`."""
 
-
-class _RawResult(pydantic.BaseModel):
-    """A result taken from the SDK's stdio client as is, to be parsed like those over HTTP."""
-
-    model_config = pydantic.ConfigDict(extra="allow")
-
-
-_Era: TypeAlias = Literal["auto", "modern", "legacy"]
-# Which MCP era to speak over HTTP: "modern" is the per-request revision 2026-07-28, "legacy" the
-# initialize handshake with sessions, "auto" the modern one when the server offers it.
-
-
-class _HttpConnection:
-    def __init__(self, session: HttpSession, protocol: _Era) -> None:
-        self.session = session
-        self.protocol = protocol
-        self.server_info: dict[str, Any] | None = None
-
-    async def _negotiate(self) -> None:
-        session = self.session
-        if self.protocol != "legacy":
-            if await session.discover():
-                return
-            if self.protocol == "modern":
-                raise McpProtocolError(
-                    f"The MCP server at {session.url} does not speak MCP {MODERN_VERSION}."
-                )
-        await session.initialize()
-
-    async def open(self, limit: float | None) -> None:
-        if self.session.session_id is None:
-            try:
-                with anyio.fail_after(limit):
-                    await self._negotiate()
-            except TimeoutError:
-                raise McpConnectionError(
-                    f"The MCP server at {self.session.url} did not answer the handshake "
-                    f"within {limit:g} seconds."
-                ) from None
-        self.server_info = self.session.server_info
-
-    async def request(
-        self, method: str, params: dict[str, Any] | None, *, repeatable: bool, limit: float | None
-    ) -> Any:
-        sent: list[int] = []
-        try:
-            with anyio.move_on_after(limit) as scope:
-                return await self.session.request(
-                    method, params, repeatable=repeatable, on_send=sent.append
-                )
-        except anyio.get_cancelled_exc_class():
-            # Cancelled by the caller (an agent's own tool timeout, say): the server must stop
-            # as well.
-            await self._cancel(sent, "cancelled by the client")
-            raise
-        assert scope.cancelled_caught
-        await self._cancel(sent, f"timed out after {limit:g} seconds")
-        raise TimeoutError
-
-    async def _cancel(self, sent: list[int], reason: str) -> None:
-        # In the per-request revision, closing the answer stream (done by the cancel scope) is
-        # the cancellation; the handshake revision wants a notification.
-        if sent and not self.session.modern:
-            # Tell the server to stop working on it; bounded, since the server may be the problem.
-            with anyio.move_on_after(2, shield=True), suppress(McpError):
-                await self.session.notify(
-                    "notifications/cancelled", {"requestId": sent[-1], "reason": reason}
-                )
-
-    async def close(self) -> None:
-        await self.session.close()
-
-
-_STDIO = {"network.transport": "pipe"}
-"""The MCP conventions' attributes of a stdio connection's requests."""
-
-
-class _StdioConnection:
-    """A subprocess server, driven through the SDK's client (its stdio transport is sound)."""
-
-    def __init__(
-        self,
-        params: StdioServerParameters,
-        client_name: str,
-        elicit: ElicitationHandler | None,
-        sampler: Sampler | None,
-    ) -> None:
-        self._params = params
-        self._elicit = elicit
-        self._sampler = sampler
-        self._client_name = client_name
-        self._stack = AsyncExitStack()
-        self._client: Client | None = None
-        self.server_info: dict[str, Any] | None = None
-
-    async def open(self, limit: float | None) -> None:
-        tracing = telemetry.active()
-        if tracing is not None and tracing.mcp.enabled():
-            # The SDK sends the handshake; its span is ours, and the SDK puts the span's
-            # context in the request's `_meta`.
-            await tracing.mcp.client_request(
-                "initialize", None, _STDIO, lambda _: self._open(limit)
-            )
-        else:
-            await self._open(limit)
-
-    async def _open(self, limit: float | None) -> None:
-        # No cancel scope around the handshake: the SDK client opens task groups that outlive
-        # it, so its own read timeout bounds the wait instead.
-        client = Client(
-            self._params,
-            mode="legacy",
-            cache=None,
-            read_timeout_seconds=limit,
-            client_info=mcp_types.Implementation(name=self._client_name, version=__version__),
-            elicitation_callback=None if self._elicit is None else sdk_callback(self._elicit),
-            sampling_callback=None
-            if self._sampler is None
-            else sampling_callback(self._sampler, self._params.command),
-            sampling_capabilities=None
-            if self._sampler is None
-            else mcp_types.SamplingCapability(tools=mcp_types.SamplingToolsCapability()),
-        )
-        try:
-            try:
-                self._client = await self._stack.enter_async_context(client)
-            except BaseExceptionGroup as group:
-                # The SDK's task groups wrap the handshake's failure; the caller wants it.
-                failure = _single(group)
-                if failure is None:
-                    raise
-                raise failure from group
-        except OSError as exc:
-            raise McpConnectionError(
-                f"Cannot start MCP server {self._params.command!r}: {exc}"
-            ) from exc
-        except MCPError as exc:
-            if exc.code == mcp_types.CONNECTION_CLOSED:
-                raise McpConnectionError(
-                    f"The MCP server {self._params.command!r} closed the connection "
-                    "before the handshake (did it exit?)."
-                ) from exc
-            if exc.code == mcp_types.REQUEST_TIMEOUT:
-                raise McpConnectionError(
-                    f"The MCP server {self._params.command!r} did not answer the handshake "
-                    f"within {limit or 0:g} seconds."
-                ) from exc
-            raise McpError(str(exc), code=exc.code) from exc
-        info = client.server_info
-        self.server_info = info.model_dump(mode="json", exclude_none=True) if info else None
-
-    async def request(
-        self, method: str, params: dict[str, Any] | None, *, repeatable: bool, limit: float | None
-    ) -> Any:
-        tracing = telemetry.active()
-        if tracing is not None and tracing.mcp.enabled():
-            attributes = dict(_STDIO)
-            if self._client is not None:
-                with suppress(RuntimeError):  # not yet negotiated
-                    attributes["mcp.protocol.version"] = self._client.protocol_version
-            return await tracing.mcp.client_request(
-                method,
-                params,
-                attributes,
-                lambda stamped: self._request(method, stamped, limit=limit),
-            )
-        return await self._request(method, params, limit=limit)
-
-    async def _request(
-        self, method: str, params: dict[str, Any] | None, *, limit: float | None
-    ) -> Any:
-        client = self._client
-        if client is None:
-            raise McpConnectionError("the stdio MCP server is not connected")
-        params = params or {}
-        with anyio.fail_after(limit):
-            try:
-                if method == "tools/list":
-                    listed = await client.list_tools(
-                        cursor=params.get("cursor"), cache_mode="bypass"
-                    )
-                    return listed.model_dump(mode="json", by_alias=True, exclude_none=True)
-                # Not `session.call_tool`: it raises RuntimeError for a result that breaks the
-                # tool's output schema; the client checks that itself, the same way for HTTP.
-                request = mcp_types.CallToolRequest(
-                    params=mcp_types.CallToolRequestParams(
-                        name=params["name"],
-                        arguments=params.get("arguments"),
-                        _meta=params.get("_meta"),  # the caller's trace context, when traced
-                    )
-                )
-                raw = await client.session.send_request(
-                    request, _RawResult, request_read_timeout_seconds=limit
-                )
-                return raw.model_extra or {}
-            except pydantic.ValidationError as exc:
-                problem = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
-                where = ".".join(str(p) for p in problem.get("loc", ()))
-                raise McpProtocolError(
-                    f"the {method} result breaks the protocol: {where} {problem['msg']}".strip()
-                ) from None
-            except MCPError as exc:
-                if exc.code == mcp_types.REQUEST_TIMEOUT:
-                    raise TimeoutError from exc  # the SDK already told the server to stop
-                # A subprocess that died closes the pipe; the SDK answers every pending request
-                # with CONNECTION_CLOSED, which we pass on as a dropped connection.
-                if exc.code == mcp_types.CONNECTION_CLOSED:
-                    raise McpConnectionError(str(exc), may_have_run=True) from exc
-                raise McpError(exc.error.message, code=exc.code) from exc
-
-    async def close(self) -> None:
-        self._client = None
-        await self._stack.aclose()
-
-
-def _visible_ascii(text: str) -> bool:
-    return bool(text) and all("\x21" <= c <= "\x7e" for c in text)
-
-
-def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    """The one exception inside (possibly nested) groups, or `None` when there are several."""
-    found: BaseException = group
-    while isinstance(found, BaseExceptionGroup):
-        inner: tuple[BaseException, ...] = typing.cast(Any, found).exceptions
-        if len(inner) != 1:
-            return None
-        found = inner[0]
-    return found
+_DEFAULTS: dict[str, Any] = {"protocol": "auto", "max_answer_bytes": DEFAULT_MAX_ANSWER_BYTES}
 
 
 class McpClient:
@@ -293,13 +67,16 @@ class McpClient:
     and otherwise answers with an error result saying the call may or may not have run.
 
     Args:
-        server: A Streamable HTTP URL, or `StdioServerParameters` to run the server as a
-            subprocess (command, args, env).
+        server: What to connect to: a Streamable HTTP URL; `StdioServerParameters` to run the
+            server as a subprocess (command, args, env); an ASGI app serving MCP (toolwire's
+            `create_app(...)`, the SDK's `streamable_http_app()`) to call in this process with
+            no socket, for tests; or any `McpTransport` (`AsgiTransport(app, url=...)` to
+            choose the app's address, say).
         auth_token: Sent as `Authorization: Bearer <token>`, for servers that take a fixed token.
         auth: OAuth 2.1 for servers behind it, as the MCP specification describes: `OAuth(...)`
             (authorization code with PKCE, for people), `ClientCredentials(...)` (machines) or
             `CrossAppAccess(...)` (an enterprise identity provider's sign-in), from
-            `toolwire.mcp.auth`, or any `httpx2.Auth`. HTTP only.
+            `toolwire.mcp.auth`, or any `httpx2.Auth`.
         headers: Extra HTTP headers for every request.
         client_name: How the client introduces itself to the server.
         timeout: Seconds a request may take; a tool call past it is cancelled on the server
@@ -308,7 +85,7 @@ class McpClient:
         protocol: `"auto"` speaks MCP 2026-07-28 (per-request, no session) when the server
             offers it and the initialize handshake otherwise; `"legacy"` always handshakes.
         http_client: An `httpx2.AsyncClient` (the HTTP client the `mcp` SDK is built on) to use,
-            and leave open, instead of our own.
+            and leave open, instead of our own. URL only.
         max_answer_bytes: The largest answer read over HTTP, decompressed: a JSON body, or one
             event of an SSE stream (default 32 MiB). A larger one is not read further, and the
             call gets an error result naming this cap.
@@ -318,11 +95,18 @@ class McpClient:
             model: a `Sampler` (the model, an approval callback, limits; see
             `toolwire.mcp.sampling`) or a bare `Model`, which answers every request. Without
             it the capability is not declared and such requests get an error.
+
+    The HTTP options (`auth_token` to `max_answer_bytes`) apply to a URL or an ASGI app; with
+    stdio parameters or a transport of your own they raise `ValueError` (give them to the
+    transport).
+
+    Attributes:
+        transport: The `McpTransport` that carries the requests.
     """
 
     def __init__(
         self,
-        server: str | StdioServerParameters,
+        server: McpTarget,
         *,
         auth_token: str | None = None,
         auth: OAuth | ClientCredentials | CrossAppAccess | httpx2.Auth | None = None,
@@ -331,28 +115,17 @@ class McpClient:
         timeout: float | None = 60.0,
         session_id: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
-        protocol: _Era = "auto",
+        protocol: Era = "auto",
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         elicitation: ElicitationHandler | None = None,
         sampling: Sampler | Model | None = None,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
-        if max_answer_bytes <= 0:
-            raise ValueError(f"max_answer_bytes must be positive, got {max_answer_bytes}")
-        if session_id is not None and not _visible_ascii(session_id):
-            raise ValueError("session_id must be visible ASCII, as MCP requires")
         self.server = server
         self.timeout = timeout
         self.client_name = client_name
-        if auth is not None and auth_token is not None:
-            raise ValueError("give auth_token or auth, not both")
-        self._auth_token = auth_token
-        self._auth = auth
-        self._headers = dict(headers or {})
-        self._session_id = session_id
-        self._http_client = http_client
-        self.protocol: _Era = protocol
+        self.protocol: Era = protocol
         self.max_answer_bytes = max_answer_bytes
         self.elicitation = elicitation
         self.sampling: Sampler | None = (
@@ -360,35 +133,46 @@ class McpClient:
             if sampling is not None and not isinstance(sampling, Sampler)
             else sampling
         )
-        self._conn: _HttpConnection | _StdioConnection | None = None
+        self._connected = False
         self._specs: dict[str, McpToolSpec] = {}
         self._output_checks: dict[str, SchemaValidator | None] = {}
+        http: dict[str, Any] = {
+            "auth_token": auth_token,
+            "auth": auth,
+            "headers": headers,
+            "session_id": session_id,
+            "protocol": protocol,
+            "max_answer_bytes": max_answer_bytes,
+        }
+        self.transport: McpTransport = _transport_for(server, http, http_client)
 
     def __repr__(self) -> str:
-        target = self.server if isinstance(self.server, str) else self.server.command
-        return f"McpClient({target!r})"
+        server = self.server
+        if isinstance(server, StdioServerParameters):
+            return f"McpClient({server.command!r})"
+        if isinstance(server, str):
+            return f"McpClient({server!r})"
+        return f"McpClient({self.transport!r})"
 
     @property
     def connected(self) -> bool:
         """Whether `connect()` has succeeded and `close()` has not been called since."""
-        return self._conn is not None
+        return self._connected
 
     @property
     def session_id(self) -> str | None:
         """The HTTP session id the server gave us, if any."""
-        conn = self._conn
-        return conn.session.session_id if isinstance(conn, _HttpConnection) else None
+        return self.transport.session_id if self._connected else None
 
     @property
     def protocol_version(self) -> str | None:
-        """The MCP revision in use over HTTP (e.g. `"2026-07-28"` or `"2025-11-25"`)."""
-        conn = self._conn
-        return conn.session.protocol_version if isinstance(conn, _HttpConnection) else None
+        """The MCP revision in use (e.g. `"2026-07-28"` or `"2025-11-25"`)."""
+        return self.transport.protocol_version if self._connected else None
 
     @property
     def server_info(self) -> dict[str, Any] | None:
         """The server's `serverInfo` (name, version, ...) from the handshake."""
-        return self._conn.server_info if self._conn is not None else None
+        return self.transport.server_info if self._connected else None
 
     async def connect(self) -> None:
         """Open the session (the initialize handshake). Does nothing when already connected.
@@ -398,46 +182,28 @@ class McpClient:
             McpAuthError: the server refused the credentials.
             McpError: the server refused the handshake.
         """
-        if self._conn is not None:
+        if self._connected:
             return
-        if isinstance(self.server, str):
-            session = HttpSession(
-                self.server,
-                http_client=self._http_client,
-                headers=self._headers,
-                auth_token=self._auth_token,
-                auth=self._auth.provider(self.server)
-                if isinstance(self._auth, OAuth | ClientCredentials | CrossAppAccess)
-                else self._auth,
-                client_info={"name": self.client_name, "version": __version__},
-                connect_timeout=min(self.timeout or 10.0, 10.0),
-                session_id=self._session_id,
-                max_answer_bytes=self.max_answer_bytes,
-                elicit=self.elicitation,
-                sampler=self.sampling,
-            )
-            # Questions come as server requests in the handshake era and as `input_required`
-            # results in the per-request era; both are answered. "auto" keeps the handshake era
-            # for a client that can be asked, since most servers still ask with requests, which
-            # the per-request era cannot carry; protocol="modern" answers `input_required`.
-            answers = self.elicitation is not None or self.sampling is not None
-            era: _Era = "legacy" if answers and self.protocol == "auto" else self.protocol
-            conn: _HttpConnection | _StdioConnection = _HttpConnection(session, era)
-        else:
-            conn = _StdioConnection(self.server, self.client_name, self.elicitation, self.sampling)
+        options = McpClientOptions(
+            name=self.client_name,
+            version=__version__,
+            timeout=self.timeout,
+            elicitation=self.elicitation,
+            sampler=self.sampling,
+        )
         try:
-            await conn.open(self.timeout)
+            await self.transport.open(options)
         except BaseException:
             with anyio.CancelScope(shield=True):
-                await conn.close()
+                await self.transport.close()
             raise
-        self._conn = conn
+        self._connected = True
 
     async def close(self) -> None:
         """End the session (HTTP DELETE where the server keeps sessions) and free resources."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await conn.close()
+        if self._connected:
+            self._connected = False
+            await self.transport.close()
 
     async def __aenter__(self) -> Self:
         await self.connect()
@@ -451,10 +217,10 @@ class McpClient:
     ) -> None:
         await self.close()
 
-    def _connection(self) -> _HttpConnection | _StdioConnection:
-        if self._conn is None:
+    def _connection(self) -> McpTransport:
+        if not self._connected:
             raise RuntimeError("McpClient is not connected: use `async with` or call connect()")
-        return self._conn
+        return self.transport
 
     async def list_tools(self) -> list[McpToolSpec]:
         """Every tool the server lists, following each page of the listing.
@@ -490,8 +256,7 @@ class McpClient:
             raise McpProtocolError(f"the tool listing did not end within {_MAX_PAGES} pages")
         self._specs = {spec.name: spec for spec in specs}
         self._output_checks = {}
-        if isinstance(conn, _HttpConnection):
-            conn.session.remember_tools({s.name: s.input_schema for s in specs})
+        conn.remember_tools({s.name: s.input_schema for s in specs})
         return specs
 
     async def call_tool(
@@ -524,7 +289,7 @@ class McpClient:
 
     async def _send_call(
         self,
-        conn: _HttpConnection | _StdioConnection,
+        conn: McpTransport,
         name: str,
         params: dict[str, Any],
         repeatable: bool,
@@ -534,29 +299,11 @@ class McpClient:
             try:
                 raw = await conn.request("tools/call", params, repeatable=repeatable, limit=limit)
             except McpError as exc:
-                if exc.code != _HEADER_MISMATCH or not isinstance(conn, _HttpConnection):
+                if exc.code != _HEADER_MISMATCH:
                     raise
                 # A 2026-07-28 server checks the call's Mcp-Param headers against the listed
                 # schema; ours were missing or stale, so list afresh and send it once more.
                 await self.list_tools()
-                raw = await conn.request("tools/call", params, repeatable=repeatable, limit=limit)
-            rounds = 0
-            while (
-                isinstance(conn, _HttpConnection)
-                and isinstance(raw, dict)
-                and typing.cast(dict[str, Any], raw).get("resultType") == "input_required"
-            ):
-                # 2026-07-28: the server asks first; the call goes again with the answers.
-                rounds += 1
-                if rounds > _MAX_INPUT_ROUNDS:
-                    raise McpProtocolError(f"still asking after {_MAX_INPUT_ROUNDS} rounds")
-                asked = typing.cast(dict[str, Any], raw)
-                params = {
-                    **params,
-                    "inputResponses": await conn.session.answer_inputs(asked.get("inputRequests")),
-                }
-                if asked.get("requestState") is not None:
-                    params["requestState"] = asked["requestState"]
                 raw = await conn.request("tools/call", params, repeatable=repeatable, limit=limit)
             try:
                 result = parse_call_result(raw)
@@ -644,6 +391,37 @@ class McpClient:
             McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
             for spec in await self.list_tools()
         ]
+
+
+def _transport_for(
+    server: McpTarget, http: dict[str, Any], http_client: httpx2.AsyncClient | None
+) -> McpTransport:
+    """The transport for what `McpClient` was given; `http` holds the HTTP options.
+
+    Raises:
+        ValueError: HTTP options for a server that takes none, or an option value refused.
+        TypeError: `server` is none of the four kinds.
+    """
+    if isinstance(server, str):
+        return HttpTransport(server, http_client=http_client, **http)
+    given = [name for name, value in http.items() if value not in (None, _DEFAULTS.get(name))]
+    if http_client is not None:
+        given.append("http_client")
+    if isinstance(server, StdioServerParameters | McpTransport):
+        if given:
+            raise ValueError(
+                f"{', '.join(given)}: HTTP options, which a server over stdio or a transport "
+                "of your own does not take from McpClient"
+            )
+        return StdioTransport(server) if isinstance(server, StdioServerParameters) else server
+    if callable(server):
+        if http_client is not None:
+            raise ValueError("http_client: an app in this process is called without one")
+        return AsgiTransport(server, **http)
+    raise TypeError(
+        "McpClient connects to a URL, StdioServerParameters, an ASGI app or an McpTransport, "
+        f"not {type(server).__name__}"
+    )
 
 
 class McpTool(ToolWrapper):

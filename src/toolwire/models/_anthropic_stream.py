@@ -7,7 +7,7 @@ into exactly the `Completion` that the same response parsed whole would give.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any, cast
 
 from ..errors import ModelResponseError, RetryableModelError
@@ -263,9 +263,9 @@ def stream_error(data: Mapping[str, Any]) -> Exception:
 # --- streaming ------------------------------------------------------------------------------------
 
 
-def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
-    """The JSON payloads of Anthropic's server-sent event stream, in order."""
-    return read_sse(lines, "Anthropic")
+def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[dict[str, Any]]:
+    """The JSON payloads of Anthropic's server-sent event stream (its body bytes), in order."""
+    return read_sse(chunks, "Anthropic")
 
 
 class _Open:

@@ -6,15 +6,30 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
 import anyio.lowlevel
 
+from .._sse import read_sse
 from .._util import retry_after_from_headers
 from ..errors import MissingApiKeyError, ModelHTTPError, ModelResponseError, RetryableModelError
 
-__all__ = ["LoopBoundClient", "OwnsClient", "http_error", "iter_sse", "openai_clients"]
+__all__ = [
+    "MAX_EVENT_BYTES",
+    "MAX_STREAM_BYTES",
+    "LoopBoundClient",
+    "OwnsClient",
+    "http_error",
+    "iter_sse",
+    "openai_clients",
+]
+
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+"""The largest event read from a model's stream: far above any delta or server tool result."""
+
+MAX_STREAM_BYTES = 512 * 1024 * 1024
+"""The largest stream read from a model: a longest answer with its framing is some tens of MiB."""
 
 
 class _SdkClient(Protocol):
@@ -136,47 +151,41 @@ def http_error(
     return ModelHTTPError(status, message, provider=provider, body=body, request_id=request_id)
 
 
-async def iter_sse(lines: AsyncIterator[str], who: str) -> AsyncIterator[dict[str, Any]]:
-    """The JSON payloads of a server-sent event stream, in order.
+async def iter_sse(chunks: AsyncIterable[bytes], who: str) -> AsyncIterator[dict[str, Any]]:
+    """The JSON payloads of a server-sent event stream, in order, read from the body's bytes.
 
     Providers name each event inside its payload (`type`); the `event:` line is used only when a
-    payload lacks one. A `data: [DONE]` end marker is skipped.
+    payload lacks one. A `data: [DONE]` end marker and events without data are skipped. One
+    event may take `MAX_EVENT_BYTES`, the whole stream `MAX_STREAM_BYTES`.
 
     Raises:
-        ModelResponseError: an event that is not a JSON object (`who` names the provider).
+        ModelResponseError: an event that is not a JSON object, or a cap passed (`who` names the
+            provider).
     """
-    data: list[str] = []
-    name = ""
-    async for line in lines:
-        if line:
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            elif line.startswith("event:"):
-                name = line[6:].strip()
+
+    def refuse(problem: str) -> ModelResponseError:
+        return ModelResponseError(f"{who} sent a stream toolwire does not read: {problem}")
+
+    async for event in read_sse(
+        chunks,
+        error=refuse,
+        max_event_bytes=MAX_EVENT_BYTES,
+        max_stream_bytes=MAX_STREAM_BYTES,
+    ):
+        text = event.data
+        if not text or text == "[DONE]":
             continue
-        if data:
-            event = _decode_event(data, name, who)
-            if event is not None:
-                yield event
-            data = []
-            name = ""
-    if data:
-        event = _decode_event(data, name, who)
-        if event is not None:
-            yield event
-
-
-def _decode_event(data: list[str], name: str, who: str) -> dict[str, Any] | None:
-    text = data[0] if len(data) == 1 else "\n".join(data)
-    if text == "[DONE]":
-        return None
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        raise ModelResponseError(f"{who} sent an event that is not JSON: {text!r:.200}") from None
-    if not isinstance(payload, dict):
-        raise ModelResponseError(f"{who} sent an event that is not an object: {text!r:.200}")
-    payload = cast(dict[str, Any], payload)
-    if "type" not in payload and name:
-        payload["type"] = name
-    return payload
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            raise ModelResponseError(
+                f"{who} sent an event that is not JSON: {text!r:.200}"
+            ) from None
+        except RecursionError:
+            raise ModelResponseError(f"{who} sent an event nested too deeply to read") from None
+        if not isinstance(payload, dict):
+            raise ModelResponseError(f"{who} sent an event that is not an object: {text!r:.200}")
+        payload = cast(dict[str, Any], payload)
+        if "type" not in payload and event.event:
+            payload["type"] = event.event
+        yield payload

@@ -342,7 +342,7 @@ class AnthropicModel(OwnsClient, ModelBase):
                 timeout=request.timeout,
                 **betas,
             ) as response:
-                async for data in iter_sse(response.iter_lines()):
+                async for data in iter_sse(response.iter_bytes()):
                     event = assembler.feed(data)
                     if event is not None:
                         yield event

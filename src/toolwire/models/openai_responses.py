@@ -232,7 +232,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
                 assembler = StreamAssembler(
                     CallIds(self.profile.call_id_prefix), self._provider, response.request_id
                 )
-                async for event in iter_sse(response.iter_lines(), self._provider):
+                async for event in iter_sse(response.iter_bytes(), self._provider):
                     delta = assembler.feed(event)
                     if delta is not None:
                         yield delta
