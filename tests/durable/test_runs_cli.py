@@ -438,7 +438,7 @@ def test_without_the_durable_extra_the_command_names_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert done.stderr == (
-        "error: durable runs needs the 'dbos' package, which is not installed: "
+        "error: the 'dbos' package, needed by durable runs, is not installed: "
         "pip install 'toolwire[durable]'\n"
     )
 
