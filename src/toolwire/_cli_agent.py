@@ -40,6 +40,7 @@ __all__ = [
     "RunView",
     "preview",
     "report",
+    "report_cancelled",
     "resolve_model",
     "run_with_view",
 ]
@@ -83,6 +84,7 @@ class RunView:
         self.streaming = False
         self.answer_open = False  # answer text printed and its line not yet ended
         self.answered = False  # some answer text reached stdout during this run
+        self.finished: RunResult | None = None  # the last run's result, cancelled ones too
         self._status: Status | None = None
 
     # -- the spinner: only while waiting, stopped before anything else is printed
@@ -115,6 +117,9 @@ class RunView:
 
     def subscriber(self, event: Any) -> None:
         """The agent's subscriber: renders run events unless a stream is rendering them."""
+        if isinstance(event, RunCompleted):
+            # Kept even while streaming: a cancelled stream never yields its last event.
+            self.finished = event.result
         if not self.streaming:
             self.show(event)
 
@@ -194,7 +199,8 @@ async def run_with_view(
         for call in pending:
             question = f"Run {_describe(call)}?"
             # Reading the terminal blocks: off the event loop, so nothing else stalls.
-            approved = await anyio.to_thread.run_sync(asker, question)
+            # Abandoned on Ctrl-C: the run stops without waiting for an answer.
+            approved = await anyio.to_thread.run_sync(asker, question, abandon_on_cancel=True)
             approvals[call.call.id] = True if approved else "the user declined"
         view.answered = False
         try:
@@ -265,6 +271,20 @@ def resolve_model(spec: str, base_url: str | None, api_key: str | None) -> tuple
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     return resolved, spec + (f" at {base_url}" if base_url else "")
+
+
+def report_cancelled(err: Console, result: RunResult | None) -> None:
+    """After Ctrl-C: the calls that were cut short, then the usual summary line."""
+    if result is None:
+        return
+    for entry in result.trace:
+        if entry.is_error and entry.duration == 0.0 and "cancelled" in entry.result:
+            err.print(
+                f"  cancelled {entry.name}({preview(entry.arguments, 80)}): its result is recorded "
+                "as cancelled",
+                markup=False,
+            )
+    report(err, result)
 
 
 def report(err: Console, result: Any) -> None:

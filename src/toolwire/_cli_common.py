@@ -8,11 +8,15 @@ floors.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+import typing
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +28,17 @@ from ._cli_agent import CliError
 from .prebuilt import available
 from .tools import Tool, as_tool
 
-__all__ = ["err", "load_tools", "out", "prebuilt_tools", "run_async", "state"]
+__all__ = [
+    "err",
+    "exit_interrupted",
+    "exit_now",
+    "load_tools",
+    "out",
+    "prebuilt_tools",
+    "run_async",
+    "run_interruptible",
+    "state",
+]
 
 # soft_wrap: long results stay on one line (rich would otherwise break JSON at the width).
 out = Console(highlight=False, soft_wrap=True)
@@ -93,3 +107,72 @@ def run_async(main: Callable[[], Any]) -> Any:
     except KeyboardInterrupt:
         err.print("stopped")
         raise typer.Exit(130) from None
+
+
+def run_interruptible(
+    main: Callable[[], Awaitable[Any]], on_interrupt: Callable[[], None] | None = None
+) -> Any:
+    """`main()` on an event loop, for commands that run tools; exits with 130 on Ctrl-C.
+
+    The first Ctrl-C cancels `main` and returns as soon as it has unwound: a synchronous tool's
+    thread is abandoned (Python cannot interrupt it) and its call gets a cancelled result.
+    `on_interrupt` then reports what was stopped. A second Ctrl-C exits at once.
+    """
+    interrupted = False
+
+    async def guarded() -> Any:
+        nonlocal interrupted
+        result: Any = None
+        work = anyio.CancelScope()
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async with anyio.create_task_group() as group:
+
+                async def watch() -> None:
+                    nonlocal interrupted
+                    async for _ in signals:
+                        if interrupted:  # the second: no more unwinding
+                            err.print("stopped")
+                            exit_now(130)
+                        interrupted = True
+                        err.print("stopping (Ctrl-C again to quit at once)")
+                        work.cancel()
+
+                group.start_soon(watch)
+                with work:
+                    result = await main()
+                group.cancel_scope.cancel()
+        return result
+
+    try:
+        result = anyio.run(guarded)
+    except KeyboardInterrupt:  # before the handler above was in place
+        interrupted = True
+        result = None
+    if not interrupted:
+        return result
+    err.print("stopped")
+    if on_interrupt is not None:
+        on_interrupt()
+    raise typer.Exit(130)
+
+
+def exit_now(code: int) -> typing.NoReturn:
+    """Flush the output and end the process without waiting for other threads.
+
+    For an interrupted command only: an abandoned tool thread would otherwise keep the process
+    alive until the tool returns, and a Ctrl-C during that wait prints a traceback from
+    `threading`.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def exit_interrupted(code: int) -> None:
+    """After an interrupted command (code 130): end the process now if a thread still runs."""
+    main = threading.main_thread()
+    if code == 130 and any(
+        t.is_alive() and not t.daemon and t is not main for t in threading.enumerate()
+    ):
+        exit_now(code)

@@ -31,10 +31,20 @@ from ._cli_agent import (
     RunView,
     preview,
     report,
+    report_cancelled,
     resolve_model,
     run_with_view,
 )
-from ._cli_common import err, load_tools, out, prebuilt_tools, run_async, state
+from ._cli_common import (
+    err,
+    exit_interrupted,
+    load_tools,
+    out,
+    prebuilt_tools,
+    run_async,
+    run_interruptible,
+    state,
+)
 from ._cli_runs import runs_app
 from ._cli_serve import serve
 from ._serve_app import running_server
@@ -563,8 +573,12 @@ def run(
             err.print(f"model: {described}", markup=False)
             return await _agent_run(agent, prompt, view)
 
+    def interrupted() -> None:
+        view.close()
+        report_cancelled(err, view.finished)
+
     if not trace:
-        report(err, run_async(main))
+        report(err, run_interruptible(main, interrupted))
         return
     from ._cli_trace import SpanTree
 
@@ -573,7 +587,7 @@ def run(
     except MissingDependencyError as exc:
         raise CliError(str(exc)) from None
     with tree.recording():
-        result = run_async(main)
+        result = run_interruptible(main, interrupted)
     report(err, result)
     for line in tree.lines():
         err.print(line, markup=False, highlight=False)
@@ -625,7 +639,7 @@ def demo(
         err.print(f"4. server stopped; {time.perf_counter() - started:.2f} s in all")
         return result
 
-    result = run_async(main)
+    result = run_interruptible(main, lambda: report_cancelled(err, view.finished))
     out.print(result.text, markup=False)
     report(err, result)
 
@@ -675,7 +689,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> None:
     """What the installed `toolwire` script runs."""
-    sys.exit(main())
+    code = main()
+    exit_interrupted(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
