@@ -418,3 +418,40 @@ def test_run_with_a_stdio_server() -> None:
     assert done.returncode == 0, done.stderr
     assert "calculator(" in done.stderr and "-> 42" in done.stderr
     assert done.stdout == "Here is what the tools found:\n- calculator: 42\n"
+
+
+# --- "test" is one model: the CLI's and Python's fill arguments alike (issue 29, item 6)
+
+ADD_TOOLS = '''
+from toolwire import tool
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
+
+
+def test_the_cli_and_python_test_models_fill_arguments_alike(tmp_path: Path) -> None:
+    (tmp_path / "addtools.py").write_text(ADD_TOOLS)
+    done = run("run", "What is 2+3?", "--tools", "addtools:add", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert 'add({"a": 2, "b": 3})' in done.stderr
+    assert done.stdout == "Here is what the tools found:\n- add: 5\n"
+    python = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from toolwire import Agent\nfrom addtools import add\n"
+            "result = Agent('test', tools=[add]).run_sync('What is 2+3?')\n"
+            "print(result.trace[0].arguments, result.trace[0].result)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{tmp_path}"},
+    )
+    assert python.returncode == 0, python.stderr
+    assert python.stdout == '{"a": 2, "b": 3} 5\n'
