@@ -406,7 +406,9 @@ def test_on_a_terminal_approvals_are_asked_and_the_run_resumes(
             proc.kill()
     text = seen.decode()
     assert 'Run wipe({"text": "wipe it"})? [y/N]' in text
-    assert "waiting for the model" in text  # the spinner, on a terminal
+    assert "waiting for the model (request 1, 0 s)" in text  # the spinner, with its seconds
+    # The resumed run's request is the second of the whole run, not a new first one.
+    assert "waiting for the model (request 2, " in text
     assert f"- wipe: {result}" in text
     assert "| requests: 2 | tokens: " in text and f"| tool calls: {calls} |" in text  # both runs
     assert "cost: unknown (the offline 'test' model has no price)" in text

@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import json
 import sys
+import time
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -19,6 +20,7 @@ import anyio.to_thread
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
+from rich.text import Text
 
 from ._loop import (
     FunctionCallCompleted,
@@ -31,7 +33,9 @@ from ._loop import (
 )
 from .agent import Agent
 from .errors import MissingApiKeyError
+from .messages import dump_history
 from .models.base import TextDelta
+from .results import json_representation
 from .usage import Cost
 
 __all__ = [
@@ -42,6 +46,7 @@ __all__ = [
     "report",
     "report_cancelled",
     "resolve_model",
+    "result_json",
     "run_with_view",
 ]
 
@@ -85,6 +90,7 @@ class RunView:
         self.answer_open = False  # answer text printed and its line not yet ended
         self.answered = False  # some answer text reached stdout during this run
         self.finished: RunResult | None = None  # the last run's result, cancelled ones too
+        self.request_offset = 0  # requests made by the runs before a resumption
         self._status: Status | None = None
 
     # -- the spinner: only while waiting, stopped before anything else is printed
@@ -92,11 +98,12 @@ class RunView:
     def _spin(self, message: str) -> None:
         if not self.err.is_terminal:
             return
+        waiting = _Elapsed(message)
         if self._status is None:
-            self._status = self.err.status(escape(message), spinner="dots")
+            self._status = self.err.status(waiting, spinner="dots")
             self._status.start()
         else:
-            self._status.update(escape(message))
+            self._status.update(waiting)
 
     def _still(self) -> None:
         if self._status is not None:
@@ -133,12 +140,12 @@ class RunView:
             self.out.file.flush()
             self.answer_open = self.answered = True
         elif isinstance(event, ModelRequestEvent):
-            self._spin(f"waiting for the model (request {event.iteration})")
+            self._spin(f"waiting for the model (request {self.request_offset + event.iteration}")
         elif isinstance(event, ModelResponseEvent):
             self._still()
             self._end_answer_line()
         elif isinstance(event, FunctionCallStarted):
-            self._spin(f"running {event.name}")
+            self._spin(f"running {event.name} (")
         elif isinstance(event, FunctionCallCompleted):
             self._still()
             self._end_answer_line()
@@ -152,6 +159,19 @@ class RunView:
             )
         elif isinstance(event, RunCompleted):
             self.close()
+
+
+class _Elapsed:
+    """`message` then the seconds since it appeared, re-read at each refresh of the spinner."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self.since = time.monotonic()
+
+    def __rich__(self) -> Text:
+        seconds = time.monotonic() - self.since
+        gap = "" if self.message.endswith("(") else ", "
+        return Text(f"{self.message}{gap}{seconds:.0f} s)")
 
 
 def _describe(call: PendingCall) -> str:
@@ -203,6 +223,7 @@ async def run_with_view(
             approved = await anyio.to_thread.run_sync(asker, question, abandon_on_cancel=True)
             approvals[call.call.id] = True if approved else "the user declined"
         view.answered = False
+        view.request_offset = sum(r.iterations for r in runs)
         try:
             result = await agent.resume(result, approvals=approvals)
         finally:
@@ -257,9 +278,11 @@ def resolve_model(spec: str, base_url: str | None, api_key: str | None) -> tuple
         return offline_model(), f"test, {OFFLINE_DESCRIPTION}"
     if ":" not in spec and base_url is not None:
         spec = f"openai-compatible:{spec}"
+    provider = spec.partition(":")[0]
     options: dict[str, Any] = {}
     if base_url is not None:
-        options["base_url"] = base_url
+        # Azure names its address the resource endpoint; --endpoint and --base-url both give it.
+        options["endpoint" if provider == "azure" else "base_url"] = base_url
     if api_key is not None:
         options["api_key"] = api_key
     try:
@@ -269,7 +292,7 @@ def resolve_model(spec: str, base_url: str | None, api_key: str | None) -> tuple
             f"{exc.provider} needs an API key: set {exc.env_var} or pass --api-key"
         ) from exc
     except ValueError as exc:
-        raise CliError(str(exc)) from exc
+        raise CliError(str(exc).replace("pass endpoint=...", "pass --endpoint URL")) from exc
     return resolved, spec + (f" at {base_url}" if base_url else "")
 
 
@@ -285,6 +308,45 @@ def report_cancelled(err: Console, result: RunResult | None) -> None:
                 markup=False,
             )
     report(err, result)
+
+
+def result_json(result: RunResult) -> str:
+    """The whole result as JSON, for `toolwire run --json`: the answer, typed output, stop
+    reason, usage, cost, trace, pending calls and the history (`dump_history`'s form).
+
+    The one place the CLI turns a result into JSON: point it at the run codec beside
+    `RunResult` once that exists, and `run --json` follows.
+    """
+    data: dict[str, Any] = {
+        "text": result.text,
+        "output": json_representation(result.output),
+        "refusal": result.refusal,
+        "stop_reason": result.stop_reason,
+        "iterations": result.iterations,
+        "usage": dataclasses.asdict(result.usage),
+        "cost": {
+            "total": None if result.cost.total is None else str(result.cost.total),
+            "reason": result.cost.reason,
+        },
+        "trace": [
+            {
+                "call_id": t.call_id,
+                "name": t.name,
+                "arguments": t.arguments,
+                "result": t.result,
+                "is_error": t.is_error,
+                "duration": t.duration,
+                "iteration": t.iteration,
+            }
+            for t in result.trace
+        ],
+        "pending": [
+            {"id": p.call.id, "name": p.call.name, "arguments": p.call.args, "reason": p.reason}
+            for p in result.pending
+        ],
+        "messages": json.loads(dump_history(result.messages)),
+    }
+    return json.dumps(data, ensure_ascii=False, default=str)
 
 
 def report(err: Console, result: Any) -> None:

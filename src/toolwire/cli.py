@@ -33,6 +33,7 @@ from ._cli_agent import (
     report,
     report_cancelled,
     resolve_model,
+    result_json,
     run_with_view,
 )
 from ._cli_common import (
@@ -56,7 +57,7 @@ from .errors import (
     MissingDependencyError,
     ToolwireError,
 )
-from .results import AudioPart, ImagePart, ResourcePart, ToolResult
+from .results import AudioPart, ImagePart, ResourcePart, ToolResult, json_representation
 from .tools import Tool
 
 __all__ = ["app", "console_main", "main", "running_server"]
@@ -64,8 +65,12 @@ __all__ = ["app", "console_main", "main", "running_server"]
 app = typer.Typer(
     name="toolwire",
     help="Wire Python functions and MCP servers to any LLM.",
+    epilog=(
+        'Example: toolwire run "What is 17% of 2,340?" --prebuilt   (offline; see also: '
+        "toolwire demo). Shell completion: toolwire --install-completion"
+    ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 app.add_typer(runs_app)
@@ -104,7 +109,11 @@ def _root(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+            "--version",
+            "-V",
+            help="Print the version and exit.",
+            is_eager=True,
+            callback=_print_version,
         ),
     ] = False,
 ) -> None:
@@ -224,9 +233,9 @@ def _parse_pairs(pairs: Sequence[str], raw_json: str | None) -> dict[str, Any]:
         try:
             loaded = json.loads(raw_json)
         except ValueError as exc:
-            raise CliError(f"--json is not valid JSON: {exc}") from exc
+            raise CliError(f"--args-json is not valid JSON: {exc}") from exc
         if not isinstance(loaded, dict):
-            raise CliError("--json must be a JSON object")
+            raise CliError("--args-json must be a JSON object")
         args.update(loaded)  # pyright: ignore[reportUnknownArgumentType]
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -292,6 +301,15 @@ def _print_result(result: ToolResult, save_dir: Path | None) -> None:
             out.print(ToolResult(content=[part]).text, markup=False)
 
 
+def _result_dict(result: ToolResult) -> dict[str, Any]:
+    """A tool result as JSON data: binary parts as base64, the structured value as given."""
+    content = [
+        {k: v for k, v in json_representation(part).items() if v is not None}
+        for part in result.content
+    ]
+    return {"content": content, "structured": result.structured, "is_error": result.is_error}
+
+
 def _extension(mime_type: str) -> str:
     """A file extension for a MIME type: `image/svg+xml` -> `svg`, `audio/wav; codecs=1` -> `wav`."""
     subtype = mime_type.split(";")[0].strip().split("/")[-1].split("+")[0].removeprefix("x-")
@@ -308,7 +326,9 @@ def list_tools(
     stdio: Annotated[str | None, typer.Option(help="Start a stdio server: 'command args'.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
-    header: Annotated[list[str] | None, typer.Option(help="NAME=VALUE, repeatable.")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
+    ] = None,
     login: _Login = False,
     login_port: _LoginPort = 33418,
     token_dir: _TokenDir = None,
@@ -404,13 +424,16 @@ def call(
     rest: Annotated[list[str] | None, typer.Argument(help="TOOL then key=value arguments.")] = None,
     stdio: Annotated[str | None, typer.Option(help="Start a stdio server: 'command args'.")] = None,
     raw_json: Annotated[
-        str | None, typer.Option("--json", help="Arguments as a JSON object.")
+        str | None, typer.Option("--args-json", help="Arguments as a JSON object.")
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     save: Annotated[
         Path | None, typer.Option(help="Write images and audio to this folder.")
     ] = None,
     token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
-    header: Annotated[list[str] | None, typer.Option(help="NAME=VALUE, repeatable.")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
+    ] = None,
     login: _Login = False,
     login_port: _LoginPort = 33418,
     token_dir: _TokenDir = None,
@@ -462,7 +485,10 @@ def call(
             return await client.call_tool(tool_name, _prefer_strings(args, pairs, schema))
 
     result = run_async(main)
-    _print_result(result, save)
+    if as_json:
+        out.print_json(json.dumps(_result_dict(result)))
+    else:
+        _print_result(result, save)
     if result.is_error:
         raise typer.Exit(1)
 
@@ -488,7 +514,7 @@ async def _agent_run(agent: Any, prompt: str, view: RunView) -> Any:
 
 @app.command(epilog='Example: toolwire run "What is 17% of 2,340?" --model test --prebuilt')
 def run(
-    prompt: Annotated[str, typer.Argument(help="The user's message.")],
+    prompt: Annotated[str, typer.Argument(help="The user's message; '-' reads it from stdin.")],
     model: Annotated[
         str,
         typer.Option(
@@ -498,7 +524,10 @@ def run(
     base_url: Annotated[
         str | None,
         typer.Option(
-            help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1."
+            "--base-url",
+            "--endpoint",
+            help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1; "
+            "for azure: the resource endpoint.",
         ),
     ] = None,
     api_key: Annotated[
@@ -510,7 +539,8 @@ def run(
     ] = None,
     token: Annotated[str | None, typer.Option(help="Bearer token for the --mcp servers.")] = None,
     header: Annotated[
-        list[str] | None, typer.Option(help="'Name: value' for the --mcp servers, repeatable.")
+        list[str] | None,
+        typer.Option(help="'Name: value' (or NAME=VALUE) for the --mcp servers, repeatable."),
     ] = None,
     login: _Login = False,
     login_port: _LoginPort = 33418,
@@ -529,8 +559,11 @@ def run(
         bool,
         typer.Option(
             "--trace",
-            help="Print the run's span tree (durations, tokens); needs opentelemetry-sdk.",
+            help="Print the run's span tree (durations, tokens); needs the otel extra.",
         ),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the whole result as JSON (no streamed answer).")
     ] = False,
 ) -> None:
     """Run the agent: a line per tool call, the answer as it streams, then usage and cost.
@@ -547,7 +580,11 @@ def run(
     clients = [_client(url, None, token, header or [], port, token_dir) for url in mcp or []]
     clients += [_client(None, command, None, []) for command in stdio or []]
     targets = [*(mcp or []), *(None for _ in stdio or [])]
-    view = RunView(out, err)
+    if prompt == "-":
+        prompt = sys.stdin.read().strip()
+        if not prompt:
+            raise CliError("'-' reads the prompt from stdin, which was empty")
+    view = RunView(out, err, stream_answer=not as_json)
     if clients:
         from ._cli_sampling import sampler_for
 
@@ -577,8 +614,13 @@ def run(
         view.close()
         report_cancelled(err, view.finished)
 
+    def finish(result: Any) -> None:
+        if as_json:
+            out.print(result_json(result), markup=False, highlight=False)
+        report(err, result)
+
     if not trace:
-        report(err, run_interruptible(main, interrupted))
+        finish(run_interruptible(main, interrupted))
         return
     from ._cli_trace import SpanTree
 
@@ -588,7 +630,7 @@ def run(
         raise CliError(str(exc)) from None
     with tree.recording():
         result = run_interruptible(main, interrupted)
-    report(err, result)
+    finish(result)
     for line in tree.lines():
         err.print(line, markup=False, highlight=False)
 
@@ -600,7 +642,12 @@ def demo(
         typer.Option(help="provider:model-name to use a real model; offline by default."),
     ] = "test",
     base_url: Annotated[
-        str | None, typer.Option(help="The API root of an OpenAI-compatible server.")
+        str | None,
+        typer.Option(
+            "--base-url",
+            "--endpoint",
+            help="The API root of an OpenAI-compatible server; for azure: the resource endpoint.",
+        ),
     ] = None,
     api_key: Annotated[str | None, typer.Option(help="The API key for --model.")] = None,
 ) -> None:
@@ -652,6 +699,17 @@ def _unwrap(exc: BaseException) -> BaseException:
     return typing.cast(BaseException, exc)
 
 
+def _without_flag_types(command: Any) -> Any:
+    """`command` with no type shown for its on/off flags: `--prebuilt` takes no `<bool>`."""
+    help_option = command.get_help_option(typer.Context(command))  # made once, then cached
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _without_flag_types(sub)
+    return command
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolwire` command; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -661,7 +719,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = [a for i, a in enumerate(args) if i >= end or a != "--debug"]
     try:
         try:
-            code = app(args=args, standalone_mode=False, prog_name="toolwire")
+            command = _without_flag_types(typer.main.get_command(app))
+            code = command.main(args=args, standalone_mode=False, prog_name="toolwire")
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
         if isinstance(code, int):  # a command's typer.Exit(n) comes back as its return value
