@@ -41,6 +41,7 @@ from ._schema_check import SCHEMA_VALUES as _SCHEMA_VALUES
 from ._schema_check import SCHEMA_VALUES_2020 as _SCHEMA_VALUES_2020
 from ._schema_check import as_dict as _as_dict
 from ._schema_check import as_list as _as_list
+from ._schema_check import check_schema
 from ._schema_check import where as _where
 from .errors import SchemaError, UnsupportedError
 
@@ -136,6 +137,7 @@ def compile_dialect(schema: Mapping[str, Any], dialect: Dialect) -> CompiledSche
         raise UnsupportedError(f"Unknown schema dialect {dialect!r}; expected one of {DIALECTS}.")
     if not isinstance(schema, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise SchemaError(f"A tool schema must be a JSON object, not {type(schema).__name__}.")
+    check_schema(schema)  # the same rules in every dialect, also for a schema given bare
     compiler = _Compiler(cast(_Schema, _thaw(schema)), dialect)
     if dialect == "openai-strict":
         out = compiler.strict()

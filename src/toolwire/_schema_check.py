@@ -7,6 +7,7 @@ subschemas, and how a place in a schema is written in messages (`properties.a.ty
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, cast
 
 from .errors import SchemaError
@@ -42,6 +43,11 @@ def as_list(value: Any) -> list[Any] | None:
     return cast("list[Any]", value) if isinstance(value, list) else None
 
 
+def _mapping(value: Any) -> dict[str, Any] | None:
+    # Any mapping is a schema object (a MappingProxyType too), as the compilers take it.
+    return dict(cast(Mapping[str, Any], value)) if isinstance(value, Mapping) else None
+
+
 def where(path: tuple[str, ...]) -> str:
     """A place in a schema as messages write it: `properties.a.type`, or `(root)`."""
     return ".".join(path) if path else "(root)"
@@ -67,23 +73,23 @@ def check_schema(schema: Any, path: tuple[str, ...] = ()) -> None:
     """
     if isinstance(schema, bool):
         return
-    if (node := as_dict(schema)) is None:
+    if (node := _mapping(schema)) is None:
         raise SchemaError(
             f"{where(path)}: a schema must be an object or a boolean, got {schema!r}."
         )
     kind = node.get("type")
     if kind is not None:
         names = [kind] if isinstance(kind, str) else as_list(kind)
-        if names is None or not names:
+        if names is None:  # an empty list is each dialect's to judge
             raise SchemaError(f"{where((*path, 'type'))}: must be a type name or a list of them.")
         for name in names:
-            if name not in JSON_TYPES:
+            if not isinstance(name, str) or name not in JSON_TYPES:
                 known = ", ".join(sorted(JSON_TYPES))
                 raise SchemaError(
                     f"{where((*path, 'type'))}: unknown type {name!r} (JSON types: {known})."
                 )
     for key in SCHEMA_MAPS:
-        if key in node and as_dict(node[key]) is None:
+        if key in node and _mapping(node[key]) is None:
             raise SchemaError(f"{where((*path, key))}: must be an object, got {node[key]!r}.")
     if "required" in node:
         required = as_list(node["required"])
@@ -116,18 +122,18 @@ def check_schema(schema: Any, path: tuple[str, ...] = ()) -> None:
             )
     for key in (*SCHEMA_VALUES, *SCHEMA_VALUES_2020):
         value = node.get(key)
-        if key in node and not isinstance(value, bool) and as_dict(value) is None:
+        if key in node and not isinstance(value, bool) and _mapping(value) is None:
             if key == "items" and as_list(value) is not None:
                 continue  # the draft-07 tuple form, checked below
             raise SchemaError(f"{where((*path, key))}: must be a schema, got {value!r}.")
     for key in SCHEMA_MAPS:
-        for name, sub in (as_dict(node.get(key)) or {}).items():
+        for name, sub in (_mapping(node.get(key)) or {}).items():
             check_schema(sub, (*path, key, name))
     for key in SCHEMA_LISTS:
         for i, sub in enumerate(as_list(node.get(key)) or []):
             check_schema(sub, (*path, f"{key}[{i}]"))
     for key in (*SCHEMA_VALUES, *SCHEMA_VALUES_2020):
-        if isinstance(node.get(key), dict | bool):
+        if isinstance(node.get(key), Mapping | bool):
             check_schema(node[key], (*path, key))
 
 
