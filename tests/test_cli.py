@@ -233,8 +233,17 @@ def test_call_prints_the_result(served: str) -> None:
     assert done.stdout.strip() == "397.8"
     typed = run("call", served, "convert", "amount=100", "rate=5.5")
     assert typed.stdout.strip() == "550.0"
-    as_json = run("call", served, "convert", "--json", '{"amount": 2, "rate": 3}')
+    as_json = run("call", served, "convert", "--args-json", '{"amount": 2, "rate": 3}')
     assert as_json.stdout.strip() == "6.0"
+
+
+def test_call_json_prints_the_result_as_json(served: str) -> None:
+    # `--json` is output everywhere; the arguments as JSON are `--args-json`.
+    done = run("call", served, "convert", "--args-json", '{"amount": 2, "rate": 3}', "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["is_error"] is False
+    assert [(p["kind"], p["text"]) for p in result["content"]] == [("text", "6.0")]
 
 
 def test_call_error_result_exits_one(served: str) -> None:
@@ -280,7 +289,7 @@ def test_demo_end_to_end() -> None:
         (["tools", "not-a-url"], 1, "not an http(s) URL"),
         (["call", "http://127.0.0.1:1/mcp"], 1, "name the tool"),
         (["call", "http://127.0.0.1:1/mcp", "t", "novalue"], 1, "key=value"),
-        (["call", "http://127.0.0.1:1/mcp", "t", "--json", "[1]"], 1, "JSON object"),
+        (["call", "http://127.0.0.1:1/mcp", "t", "--args-json", "[1]"], 1, "JSON object"),
         (["run", "hi", "--model", "nope:x"], 1, "Known providers"),
         (["run", "hi", "--tools", "no_such_module:x"], 1, "cannot import"),
         (["run", "hi", "--tools", "examples.quickstart:missing"], 1, "no attribute"),

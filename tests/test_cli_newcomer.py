@@ -406,7 +406,9 @@ def test_on_a_terminal_approvals_are_asked_and_the_run_resumes(
             proc.kill()
     text = seen.decode()
     assert 'Run wipe({"text": "wipe it"})? [y/N]' in text
-    assert "waiting for the model" in text  # the spinner, on a terminal
+    assert "waiting for the model (request 1, 0 s)" in text  # the spinner, with its seconds
+    # The resumed run's request is the second of the whole run, not a new first one.
+    assert "waiting for the model (request 2, " in text
     assert f"- wipe: {result}" in text
     assert "| requests: 2 | tokens: " in text and f"| tool calls: {calls} |" in text  # both runs
     assert "cost: unknown (the offline 'test' model has no price)" in text
@@ -418,3 +420,40 @@ def test_run_with_a_stdio_server() -> None:
     assert done.returncode == 0, done.stderr
     assert "calculator(" in done.stderr and "-> 42" in done.stderr
     assert done.stdout == "Here is what the tools found:\n- calculator: 42\n"
+
+
+# --- "test" is one model: the CLI's and Python's fill arguments alike (issue 29, item 6)
+
+ADD_TOOLS = '''
+from toolwire import tool
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
+
+
+def test_the_cli_and_python_test_models_fill_arguments_alike(tmp_path: Path) -> None:
+    (tmp_path / "addtools.py").write_text(ADD_TOOLS)
+    done = run("run", "What is 2+3?", "--tools", "addtools:add", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert 'add({"a": 2, "b": 3})' in done.stderr
+    assert done.stdout == "Here is what the tools found:\n- add: 5\n"
+    python = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from toolwire import Agent\nfrom addtools import add\n"
+            "result = Agent('test', tools=[add]).run_sync('What is 2+3?')\n"
+            "print(result.trace[0].arguments, result.trace[0].result)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{tmp_path}"},
+    )
+    assert python.returncode == 0, python.stderr
+    assert python.stdout == '{"a": 2, "b": 3} 5\n'

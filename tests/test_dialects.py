@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typing_extensions import TypedDict
 
-from toolwire._dialects import DIALECTS, CompiledSchema, compile_dialect, strict_problem
+from toolwire._dialects import DIALECTS, CompiledSchema, Dialect, compile_dialect, strict_problem
 from toolwire.errors import SchemaError, UnsupportedError
 
 try:
@@ -1093,3 +1093,10 @@ def test_an_empty_type_list_is_refused_for_gemini_not_crashed_on() -> None:
     # Found by the hostile-schema property test: `{"type": []}` matches no value at all.
     with pytest.raises(UnsupportedError, match="empty 'type' list"):
         compile_dialect({"properties": {"type": {"type": []}}}, "gemini")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_an_unknown_type_is_refused_by_every_dialect(dialect: Dialect) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "strng"}}}
+    with pytest.raises(SchemaError, match=r"properties\.a\.type: unknown type 'strng'"):
+        compile_dialect(schema, dialect)

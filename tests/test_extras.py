@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -62,14 +63,23 @@ def test_a_core_only_install_names_the_extra_each_part_needs(core_only: Path) ->
     )
     assert script.returncode == 1
     assert script.stderr == (
-        "error: the toolwire command needs the 'typer' package, which is not installed: "
+        "error: the 'typer' package, needed by the toolwire command, is not installed: "
         "pip install 'toolwire[cli]'\n"
     )
     cases = {
-        "import toolwire.mcp": ("mcp", "toolwire.mcp needs the 'mcp' package"),
-        'toolwire.model("openai:gpt-4.1-mini")': ("openai", "the openai models need"),
-        'toolwire.model("groq:llama")': ("openai", "the groq models need"),
-        'toolwire.model("anthropic:claude-sonnet-4-5")': ("anthropic", "the anthropic models"),
+        "import toolwire.mcp": ("mcp", "the 'mcp' package, needed by toolwire.mcp,"),
+        'toolwire.model("openai:gpt-4.1-mini")': (
+            "openai",
+            "the 'openai' package, needed by the openai models,",
+        ),
+        'toolwire.model("groq:llama")': (
+            "openai",
+            "the 'openai' package, needed by the groq models,",
+        ),
+        'toolwire.model("anthropic:claude-sonnet-4-5")': (
+            "anthropic",
+            "the 'anthropic' package, needed by the anthropic models,",
+        ),
     }
     for statement, (extra, start) in cases.items():
         done = _python(core_only, CATCH.format(statement=statement))
@@ -108,7 +118,7 @@ def test_with_the_cli_extra_alone_mcp_commands_name_the_mcp_extra(core_only: Pat
     )
     assert done.returncode == 1
     assert done.stderr == (
-        "error: toolwire.mcp needs the 'mcp' package, which is not installed: "
+        "error: the 'mcp' package, needed by toolwire.mcp, is not installed: "
         "pip install 'toolwire[mcp]'\n"
     )
     offline = subprocess.run(
@@ -119,3 +129,19 @@ def test_with_the_cli_extra_alone_mcp_commands_name_the_mcp_extra(core_only: Pat
     )
     assert offline.returncode == 0, offline.stderr
     assert offline.stdout == "Here is what the tools found:\n- calculator: 397.8\n"
+
+
+def test_installing_the_extra_a_message_names_makes_the_error_go(core_only: Path) -> None:
+    # The one real install behind tests/test_install_hints.py: `--trace` names the `otel` extra.
+    code = "from toolwire._cli_trace import SpanTree\nSpanTree()\nprint('traced')\n"
+    before = _python(core_only, CATCH.format(statement=code.replace("\n", "; ")))
+    assert before.stdout.splitlines() == [
+        "MissingDependencyError opentelemetry.sdk otel",
+        "the 'opentelemetry.sdk' package, needed by --trace, is not installed: "
+        "pip install 'toolwire[otel]'",
+    ], before.stderr
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    _pip(core_only / "python", *extras["optional-dependencies"]["otel"])
+    after = _python(core_only, code)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout == "traced\n"

@@ -4,6 +4,7 @@ import dataclasses
 import datetime as dt
 import enum
 import json
+import re
 import threading
 from typing import Annotated, Any, Literal, Optional, TypedDict
 
@@ -15,12 +16,14 @@ from pydantic import Field
 from toolwire import (
     FunctionTool,
     ImagePart,
+    SchemaError,
     TextPart,
     Tool,
     ToolAnnotations,
     ToolArgumentsError,
     ToolContext,
     ToolError,
+    ToolNameError,
     ToolResult,
     ToolTimeoutError,
     UnsupportedError,
@@ -718,3 +721,61 @@ def test_output_schema_only_for_structured_returns() -> None:
     assert tool(parts).output_schema is None
     assert tool(result).output_schema is None
     assert tool(weather).output_schema is None  # dict[str, Any]: free-form, nothing to declare
+
+
+# --- malformed tools are refused when built, naming the tool and the place (issue 29, item 4)
+
+
+@pytest.mark.parametrize(
+    ("parameters", "place"),
+    [
+        ({"type": "object", "properties": {"a": {"type": "strng"}}}, "properties.a.type"),
+        ({"type": "object", "properties": []}, "properties: must be an object"),
+        ({"type": "object", "properties": {"a": {}}, "required": "a"}, "required: must be a list"),
+        ({"type": "object", "properties": {"a": {"anyOf": []}}}, "properties.a.anyOf"),
+        (
+            {"type": "object", "properties": {"a": {"type": "string", "maxLength": -1}}},
+            "properties.a.maxLength",
+        ),
+        ({"type": "object", "properties": {"a": {"items": 3}}}, "properties.a.items"),
+    ],
+)
+def test_a_malformed_schema_is_refused_when_the_tool_is_built(
+    parameters: dict[str, Any], place: str
+) -> None:
+    with pytest.raises(SchemaError, match=re.escape(f"tool 'broken': parameters {place}")):
+        tool(name="broken", parameters=parameters, execute=lambda **_: None)
+    # The same schema given as a tool dict is refused the same way.
+    with pytest.raises(SchemaError, match="tool 'broken'"):
+        as_tool({"name": "broken", "description": "", "parameters": parameters})
+
+
+def test_a_name_no_dialect_accepts_is_refused_when_the_tool_is_built() -> None:
+    with pytest.raises(
+        ToolNameError, match=r"tool 'has space!': every dialect .*contains ' ', '!'"
+    ):
+        tool(name="has space!", parameters={"type": "object"}, execute=lambda: None)
+
+
+def test_a_name_some_dialects_refuse_is_refused_when_compiled_for_them() -> None:
+    dotted = tool(name="weather.get", parameters={"type": "object"}, execute=lambda: None)
+    assert dotted.definition("gemini").name == "weather.get"
+    assert dotted.definition("mcp").name == "weather.get"
+    for dialect in ("openai", "anthropic"):
+        with pytest.raises(UnsupportedError, match=f"tool 'weather.get': {dialect}"):
+            dotted.definition(dialect)
+
+
+def test_a_compile_error_names_the_tool_and_the_dialect() -> None:
+    recursive = tool(
+        name="recursive",
+        parameters={
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/node"}},
+            "$defs": {"node": {"type": "object", "properties": {"c": {"$ref": "#/$defs/node"}}}},
+        },
+        execute=lambda **_: None,
+        strict=False,
+    )
+    with pytest.raises(UnsupportedError, match=r"tool 'recursive', gemini dialect: properties\.a"):
+        recursive.definition("gemini")

@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import json
 import sys
+import time
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -19,6 +20,7 @@ import anyio.to_thread
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
+from rich.text import Text
 
 from ._events import (
     FunctionCallCompleted,
@@ -27,7 +29,7 @@ from ._events import (
     ModelResponseEvent,
     RunCompleted,
 )
-from ._run_result import PendingCall, RunResult
+from ._run_result import PendingCall, RunResult, dump_result
 from .agent import Agent
 from .errors import MissingApiKeyError
 from .models.base import TextDelta
@@ -39,7 +41,9 @@ __all__ = [
     "RunView",
     "preview",
     "report",
+    "report_cancelled",
     "resolve_model",
+    "result_json",
     "run_with_view",
 ]
 
@@ -82,6 +86,8 @@ class RunView:
         self.streaming = False
         self.answer_open = False  # answer text printed and its line not yet ended
         self.answered = False  # some answer text reached stdout during this run
+        self.finished: RunResult | None = None  # the last run's result, cancelled ones too
+        self.request_offset = 0  # requests made by the runs before a resumption
         self._status: Status | None = None
 
     # -- the spinner: only while waiting, stopped before anything else is printed
@@ -89,11 +95,12 @@ class RunView:
     def _spin(self, message: str) -> None:
         if not self.err.is_terminal:
             return
+        waiting = _Elapsed(message)
         if self._status is None:
-            self._status = self.err.status(escape(message), spinner="dots")
+            self._status = self.err.status(waiting, spinner="dots")
             self._status.start()
         else:
-            self._status.update(escape(message))
+            self._status.update(waiting)
 
     def _still(self) -> None:
         if self._status is not None:
@@ -114,6 +121,9 @@ class RunView:
 
     def subscriber(self, event: Any) -> None:
         """The agent's subscriber: renders run events unless a stream is rendering them."""
+        if isinstance(event, RunCompleted):
+            # Kept even while streaming: a cancelled stream never yields its last event.
+            self.finished = event.result
         if not self.streaming:
             self.show(event)
 
@@ -127,12 +137,12 @@ class RunView:
             self.out.file.flush()
             self.answer_open = self.answered = True
         elif isinstance(event, ModelRequestEvent):
-            self._spin(f"waiting for the model (request {event.iteration})")
+            self._spin(f"waiting for the model (request {self.request_offset + event.iteration}")
         elif isinstance(event, ModelResponseEvent):
             self._still()
             self._end_answer_line()
         elif isinstance(event, FunctionCallStarted):
-            self._spin(f"running {event.name}")
+            self._spin(f"running {event.name} (")
         elif isinstance(event, FunctionCallCompleted):
             self._still()
             self._end_answer_line()
@@ -146,6 +156,19 @@ class RunView:
             )
         elif isinstance(event, RunCompleted):
             self.close()
+
+
+class _Elapsed:
+    """`message` then the seconds since it appeared, re-read at each refresh of the spinner."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self.since = time.monotonic()
+
+    def __rich__(self) -> Text:
+        seconds = time.monotonic() - self.since
+        gap = "" if self.message.endswith("(") else ", "
+        return Text(f"{self.message}{gap}{seconds:.0f} s)")
 
 
 def _describe(call: PendingCall) -> str:
@@ -193,9 +216,11 @@ async def run_with_view(
         for call in pending:
             question = f"Run {_describe(call)}?"
             # Reading the terminal blocks: off the event loop, so nothing else stalls.
-            approved = await anyio.to_thread.run_sync(asker, question)
+            # Abandoned on Ctrl-C: the run stops without waiting for an answer.
+            approved = await anyio.to_thread.run_sync(asker, question, abandon_on_cancel=True)
             approvals[call.call.id] = True if approved else "the user declined"
         view.answered = False
+        view.request_offset = sum(r.iterations for r in runs)
         try:
             result = await agent.resume(result, approvals=approvals)
         finally:
@@ -250,9 +275,11 @@ def resolve_model(spec: str, base_url: str | None, api_key: str | None) -> tuple
         return offline_model(), f"test, {OFFLINE_DESCRIPTION}"
     if ":" not in spec and base_url is not None:
         spec = f"openai-compatible:{spec}"
+    provider = spec.partition(":")[0]
     options: dict[str, Any] = {}
     if base_url is not None:
-        options["base_url"] = base_url
+        # Azure names its address the resource endpoint; --endpoint and --base-url both give it.
+        options["endpoint" if provider == "azure" else "base_url"] = base_url
     if api_key is not None:
         options["api_key"] = api_key
     try:
@@ -262,8 +289,29 @@ def resolve_model(spec: str, base_url: str | None, api_key: str | None) -> tuple
             f"{exc.provider} needs an API key: set {exc.env_var} or pass --api-key"
         ) from exc
     except ValueError as exc:
-        raise CliError(str(exc)) from exc
+        raise CliError(str(exc).replace("pass endpoint=...", "pass --endpoint URL")) from exc
     return resolved, spec + (f" at {base_url}" if base_url else "")
+
+
+def report_cancelled(err: Console, result: RunResult | None) -> None:
+    """After Ctrl-C: the calls that were cut short, then the usual summary line."""
+    if result is None:
+        return
+    for entry in result.trace:
+        if entry.is_error and entry.duration == 0.0 and "cancelled" in entry.result:
+            err.print(
+                f"  cancelled {entry.name}({preview(entry.arguments, 80)}): its result is recorded "
+                "as cancelled",
+                markup=False,
+            )
+    report(err, result)
+
+
+def result_json(result: RunResult) -> str:
+    """The whole result as JSON, for `toolwire run --json`: the run codec's form
+    (`RunResult.to_json`, which `RunResult.from_json` reads back) with the answer's `text` first,
+    for scripts that want only that."""
+    return json.dumps({"text": result.text, **dump_result(result)}, ensure_ascii=False)
 
 
 def report(err: Console, result: Any) -> None:

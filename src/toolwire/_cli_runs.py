@@ -47,6 +47,7 @@ DEFAULT_DB = "sqlite:///toolwire-runs.sqlite"
 runs_app = typer.Typer(
     name="runs",
     help="See and steer durable runs: list, show, approve, deny, cancel, resume, recover, start.",
+    epilog="Example: toolwire runs list --db sqlite:///toolwire-runs.sqlite --status waiting",
     no_args_is_help=True,
 )
 out = Console(highlight=False, soft_wrap=True)
@@ -292,7 +293,9 @@ def list_runs(
         return
     table = Table(title=f"{len(rows)} run(s)")
     for column in ("run", "agent", "state", "started", "updated", "worker", "version"):
-        table.add_column(column, overflow="fold")
+        # A date stays whole on one line; the other columns fold to make room at 80 columns.
+        dated = column in ("started", "updated")
+        table.add_column(column, overflow="fold", no_wrap=dated, min_width=19 if dated else None)
     for info, waiting in rows:
         table.add_row(
             Text(info.run_id),

@@ -19,9 +19,7 @@ class SpanTree:
     """An in-memory tracer provider for one command; `lines()` renders what it recorded."""
 
     def __init__(self) -> None:
-        require_extra(
-            "otel", "opentelemetry.sdk", needed_by="--trace (pip install opentelemetry-sdk)"
-        )
+        require_extra("otel", "opentelemetry.sdk", needed_by="--trace")
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

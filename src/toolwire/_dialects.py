@@ -34,6 +34,15 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 from urllib.parse import unquote
 
+from ._schema_check import JSON_TYPES as _JSON_TYPES
+from ._schema_check import SCHEMA_LISTS as _SCHEMA_LISTS
+from ._schema_check import SCHEMA_MAPS as _SCHEMA_MAPS
+from ._schema_check import SCHEMA_VALUES as _SCHEMA_VALUES
+from ._schema_check import SCHEMA_VALUES_2020 as _SCHEMA_VALUES_2020
+from ._schema_check import as_dict as _as_dict
+from ._schema_check import as_list as _as_list
+from ._schema_check import check_schema
+from ._schema_check import where as _where
 from .errors import SchemaError, UnsupportedError
 
 __all__ = ["DIALECTS", "CompiledSchema", "Dialect", "compile_dialect", "strict_problem"]
@@ -49,7 +58,6 @@ _CHARS = "characters in property names, definition names and enum values"
 _FREE_FORM = "an object without declared properties (a free-form dict)"
 _EVERY_PROPERTY = "openai-strict requires every property; null stands for a missing value"
 
-_JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 _ANNOTATIONS = frozenset(
     {"title", "description", "default", "examples", "example", "$comment", "deprecated"}
 )
@@ -95,11 +103,6 @@ _BY_TYPE: dict[str, frozenset[str]] = {
 }
 _TYPE_SPECIFIC = frozenset[str]().union(*_BY_TYPE.values())
 
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems", "items")
-_SCHEMA_VALUES = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
-_SCHEMA_VALUES_2020 = ("propertyNames", "unevaluatedItems", "unevaluatedProperties")
-
 
 @dataclass(frozen=True, slots=True)
 class CompiledSchema:
@@ -134,6 +137,7 @@ def compile_dialect(schema: Mapping[str, Any], dialect: Dialect) -> CompiledSche
         raise UnsupportedError(f"Unknown schema dialect {dialect!r}; expected one of {DIALECTS}.")
     if not isinstance(schema, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise SchemaError(f"A tool schema must be a JSON object, not {type(schema).__name__}.")
+    check_schema(schema)  # the same rules in every dialect, also for a schema given bare
     compiler = _Compiler(cast(_Schema, _thaw(schema)), dialect)
     if dialect == "openai-strict":
         out = compiler.strict()
@@ -168,18 +172,6 @@ def _thaw(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_thaw(v) for v in cast("list[Any]", value)]
     return value
-
-
-def _as_dict(value: Any) -> _Schema | None:
-    return cast(_Schema, value) if isinstance(value, dict) else None
-
-
-def _as_list(value: Any) -> list[Any] | None:
-    return cast("list[Any]", value) if isinstance(value, list) else None
-
-
-def _where(path: _Path) -> str:
-    return ".".join(path) if path else "(root)"
 
 
 def _children(node: _Schema, path: _Path, *, defs: bool = True) -> Iterator[tuple[Any, _Path]]:
@@ -484,7 +476,9 @@ class _Compiler:
         props, required = node.get("properties", {}), node.get("required", [])
         props, required = _as_dict(props), _as_list(required)
         if props is None or required is None or not all(isinstance(r, str) for r in required):
-            raise SchemaError(f"{_where(path)}: 'properties' must be an object, 'required' names.")
+            raise SchemaError(
+                f"{_where(path)}: 'properties' must be an object and 'required' a list of names."
+            )
         return props, required
 
     def prepare_root(self) -> _Schema:

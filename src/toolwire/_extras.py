@@ -24,6 +24,8 @@ def require_extra(extra: str, *modules: str, needed_by: str) -> None:
     for module in modules or (extra,):
         try:
             found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # `a.b` whose parent `a` is missing too
+            found = False
         except ValueError:  # a module whose __spec__ is None (set up by hand): it is there
             found = True
         if not found:

@@ -11,13 +11,12 @@ called; otherwise every tool it can call is. Then it answers with one line per r
 
 from __future__ import annotations
 
-import re
 import typing
-import zoneinfo
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from .models._prompt_values import find_values, prompt_arguments
 from .models.testing import FunctionModel, PreparedRequest, Reply, example_arguments
 from .tools import Tool
 
@@ -28,65 +27,8 @@ OFFLINE_DESCRIPTION = (
     "with arguments taken from the prompt"
 )
 
-_NUMBER = r"\d+(?:[.,]\d+)*"
-_OPERATOR = r"(?:\s[-−]\s|\s*(?:\*\*|//|[+*/^×÷]|\bof\b)\s*)"
-_ARITHMETIC = re.compile(
-    rf"[(\s]*{_NUMBER}\s*%?[)\s]*(?:{_OPERATOR}[(\s]*{_NUMBER}\s*%?[)\s]*)+", re.IGNORECASE
-)
-_CPF = re.compile(r"(?<![\w./-])(?:\d{3}\.\d{3}\.\d{3}-\d{2}|\d{11})(?![\w./-])")
-_CNPJ = re.compile(
-    r"(?<![\w./-])(?:[0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}/[0-9A-Z]{4}-\d{2}|[0-9A-Z]{12}\d{2})"
-    r"(?![\w./-])"
-)
-_ZONE = re.compile(r"\b(?:UTC|[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_+\-0-9]+)+)\b")
 
-# Parameter names (lower case) -> the kind of value found in the prompt that they take.
-_KINDS: dict[str, str] = {
-    "expression": "arithmetic",
-    "expr": "arithmetic",
-    "formula": "arithmetic",
-    "timezone": "timezone",
-    "time_zone": "timezone",
-    "tz": "timezone",
-    "cpf": "cpf",
-    "cnpj": "cnpj",
-}
-_FREE_TEXT = frozenset({"text", "message", "query", "q", "prompt", "input", "question"})
-
-
-def find_values(prompt: str) -> dict[str, str]:
-    """The values in `prompt` a tool could take, by kind (`arithmetic`, `timezone`, `cpf`...)."""
-    found: dict[str, str] = {}
-    rest = prompt
-    # Documents and zones first, and out of the text: `529.982.247-25` is no subtraction.
-    for kind, pattern in (("cnpj", _CNPJ), ("cpf", _CPF)):
-        match = pattern.search(rest)
-        if match is not None:
-            found[kind] = match.group()
-            rest = rest.replace(match.group(), " ")
-    for match in _ZONE.finditer(rest):
-        if _is_zone(match.group()):
-            found["timezone"] = match.group()
-            rest = rest.replace(match.group(), " ")
-            break
-    for match in _ARITHMETIC.finditer(rest):
-        expression = match.group().strip(" ,.")
-        expression = expression.replace("×", "*").replace("÷", "/").replace("−", "-")
-        if expression.count("(") == expression.count(")"):
-            found["arithmetic"] = expression
-            break
-    return found
-
-
-def _is_zone(name: str) -> bool:
-    try:
-        zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        return False
-    return True
-
-
-def _arguments(tool: Tool, found: Mapping[str, str], prompt: str) -> tuple[dict[str, Any], bool]:
+def _arguments(tool: Tool, prompt: str) -> tuple[dict[str, Any], bool]:
     """The arguments for `tool`, and whether a value found in the prompt is among them.
 
     Raises:
@@ -95,15 +37,7 @@ def _arguments(tool: Tool, found: Mapping[str, str], prompt: str) -> tuple[dict[
     schema = tool.parameters
     properties = typing.cast(dict[str, Any], schema.get("properties") or {})
     required = set(typing.cast(list[str], schema.get("required") or []))
-    args: dict[str, Any] = {}
-    matched = False
-    for name, prop in properties.items():
-        kind = _KINDS.get(name.lower())
-        if kind is not None and kind in found and _takes_text(prop):
-            args[name] = found[kind]
-            matched = True
-        elif name.lower() in _FREE_TEXT and name in required and _takes_text(prop):
-            args[name] = prompt
+    args, matched = prompt_arguments(schema, prompt)
     missing = required - set(args)
     if missing:
         made = example_arguments(schema)
@@ -113,13 +47,6 @@ def _arguments(tool: Tool, found: Mapping[str, str], prompt: str) -> tuple[dict[
                 raise LookupError(name)
             args[name] = made[name]
     return args, matched
-
-
-def _takes_text(prop: Any) -> bool:
-    if not isinstance(prop, Mapping):
-        return False
-    kind = typing.cast(Mapping[str, Any], prop).get("type")
-    return kind is None or kind == "string" or (isinstance(kind, list) and "string" in kind)
 
 
 def _free_form_string(prop: Any) -> bool:
@@ -134,14 +61,13 @@ def _free_form_string(prop: Any) -> bool:
 
 def plan_calls(prompt: str, tools: Sequence[Tool]) -> list[tuple[str, dict[str, Any]]]:
     """The calls the offline model makes for `prompt`: see the module's docstring."""
-    found = find_values(prompt)
     matched: list[tuple[str, dict[str, Any]]] = []
     callable_: list[tuple[str, dict[str, Any]]] = []
     for tool in tools:
         if tool.annotations.open_world_hint is True:
             continue
         try:
-            args, from_prompt = _arguments(tool, found, prompt)
+            args, from_prompt = _arguments(tool, prompt)
         except LookupError:
             continue
         (matched if from_prompt else callable_).append((tool.name, args))

@@ -43,6 +43,11 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from ._cli_agent import CliError
+from ._cli_common import load_tools, prebuilt_tools
+from ._serve_app import app_options, uvicorn_server
+from .errors import ToolwireError
+
 __all__ = ["STARTUP_TIMEOUT", "STOP_TIMEOUT", "WorkerPlan", "supervise", "worker_main"]
 
 STARTUP_TIMEOUT = 120.0
@@ -258,8 +263,6 @@ async def supervise(
     Raises:
         CliError: a worker could not start (its own error), or workers kept dying.
     """
-    from ._cli_agent import CliError
-
     supervisor = _Supervisor(listener, plan, count, report)
     try:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -335,38 +338,16 @@ def _receive_plan(control: socket.socket) -> WorkerPlan | None:
     return WorkerPlan(**json.loads(data))
 
 
-def app_options(options: dict[str, Any]) -> dict[str, Any]:
-    """`create_app`'s keyword arguments from their JSON form (the OAuth settings become a
-    `ProtectedResource`), in the one process as in each worker."""
-    live = dict(options)
-    oauth = live.get("oauth")
-    if oauth is not None:
-        from .mcp import ProtectedResource, TokenIntrospection
-
-        settings = dict(oauth)
-        introspection = settings.get("introspection")
-        if introspection is not None:
-            settings["introspection"] = TokenIntrospection(**introspection)
-        live["oauth"] = ProtectedResource(**settings)
-    return live
-
-
 def _build(plan: WorkerPlan) -> tuple[Any, int]:
-    from .cli import load_tools, prebuilt_tools
     from .mcp import create_app
 
     tools = load_tools(plan.tools) + (prebuilt_tools() if plan.prebuilt else [])
     if not tools:
-        from ._cli_agent import CliError
-
         raise CliError("nothing to serve: pass --prebuilt and/or --tools module:attribute")
     return create_app(tools, **app_options(plan.app_options)), len(tools)
 
 
 def _explain(exc: Exception) -> str:
-    from ._cli_agent import CliError
-    from .errors import ToolwireError
-
     # The words the single-process `serve` would print for the same failure.
     if isinstance(exc, CliError | ToolwireError | OSError | ValueError):
         return str(exc)
@@ -382,9 +363,7 @@ def _tell(control: socket.socket, message: dict[str, Any]) -> None:
 async def _serve(
     app: Any, tool_count: int, listener: socket.socket, control: socket.socket
 ) -> None:
-    from .cli import _uvicorn_server  # pyright: ignore[reportPrivateUsage]
-
-    server = _uvicorn_server(app, on_started=lambda: _tell(control, {"ready": tool_count}))
+    server = uvicorn_server(app, on_started=lambda: _tell(control, {"ready": tool_count}))
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with anyio.create_task_group() as group:
 

@@ -8,25 +8,19 @@ anywhere on the command line).
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import json
 import os
 import re
 import shlex
-import signal
-import socket
 import sys
 import time
 import typing
 import urllib.parse
-from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Generator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import anyio
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -37,10 +31,24 @@ from ._cli_agent import (
     RunView,
     preview,
     report,
+    report_cancelled,
     resolve_model,
+    result_json,
     run_with_view,
 )
+from ._cli_common import (
+    err,
+    exit_interrupted,
+    load_tools,
+    out,
+    prebuilt_tools,
+    run_async,
+    run_interruptible,
+    state,
+)
 from ._cli_runs import runs_app
+from ._cli_serve import serve
+from ._serve_app import running_server
 from .errors import (
     McpAuthError,
     McpConnectionError,
@@ -49,23 +57,24 @@ from .errors import (
     MissingDependencyError,
     ToolwireError,
 )
-from .results import AudioPart, ImagePart, ResourcePart, ToolResult
-from .tools import Tool, as_tool
+from .results import AudioPart, ImagePart, ResourcePart, ToolResult, json_representation
+from .tools import Tool
 
 __all__ = ["app", "console_main", "main", "running_server"]
 
 app = typer.Typer(
     name="toolwire",
     help="Wire Python functions and MCP servers to any LLM.",
+    epilog=(
+        'Example: toolwire run "What is 17% of 2,340?" --prebuilt   (offline; see also: '
+        "toolwire demo). Shell completion: toolwire --install-completion"
+    ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
-# soft_wrap: long results stay on one line (rich would otherwise break JSON at the width).
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-_state: dict[str, bool] = {"debug": False}
 app.add_typer(runs_app)
+app.command("serve", epilog="Example: toolwire serve --prebuilt --port 8000")(serve)
 
 # Options several commands share: signing in to MCP servers, and answering their sampling.
 _Login = Annotated[
@@ -100,68 +109,18 @@ def _root(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+            "--version",
+            "-V",
+            help="Print the version and exit.",
+            is_eager=True,
+            callback=_print_version,
         ),
     ] = False,
 ) -> None:
-    _state["debug"] = _state["debug"] or debug
+    state["debug"] = state["debug"] or debug
 
 
 # --- shared helpers -----------------------------------------------------------------------------
-
-
-def load_tools(specs: Sequence[str]) -> list[Tool]:
-    """Tools from `module:attribute` or `path/to/file.py:attribute` specs; the attribute is a
-    tool, a function, or a list."""
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # so `--tools mytools:search` finds ./mytools.py
-    found: list[Tool] = []
-    for spec in specs:
-        module_name, sep, attribute = spec.rpartition(":")
-        if not sep or not module_name or not attribute:
-            raise CliError(
-                f"--tools takes module:attribute or path/to/file.py:attribute, got {spec!r}"
-            )
-        module = _import_tools(module_name)
-        try:
-            value = getattr(module, attribute)
-        except AttributeError:
-            raise CliError(f"module {module_name!r} has no attribute {attribute!r}") from None
-        items: list[Any] = list(value) if isinstance(value, list | tuple) else [value]  # pyright: ignore[reportUnknownArgumentType]
-        for item in items:
-            try:
-                found.append(as_tool(item))
-            except TypeError as exc:
-                raise CliError(f"{spec}: {exc}") from exc
-    return found
-
-
-def _import_tools(where: str) -> Any:
-    if not (where.endswith(".py") or "/" in where or os.sep in where):
-        try:
-            return importlib.import_module(where)
-        except ImportError as exc:
-            raise CliError(f"cannot import {where!r}: {exc}") from exc
-    path = Path(where).expanduser().resolve()
-    if not path.is_file():
-        raise CliError(f"no such file: {where}")
-    # Loaded under its own name, so the tools' functions show where they came from.
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    if spec is None or spec.loader is None:
-        raise CliError(f"cannot load {where!r} as Python")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(path.stem, module)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError as exc:
-        raise CliError(f"cannot import {where!r}: {exc}") from exc
-    return module
-
-
-def prebuilt_tools() -> list[Tool]:
-    from .prebuilt import available
-
-    return list(available())
 
 
 def _client(
@@ -274,9 +233,9 @@ def _parse_pairs(pairs: Sequence[str], raw_json: str | None) -> dict[str, Any]:
         try:
             loaded = json.loads(raw_json)
         except ValueError as exc:
-            raise CliError(f"--json is not valid JSON: {exc}") from exc
+            raise CliError(f"--args-json is not valid JSON: {exc}") from exc
         if not isinstance(loaded, dict):
-            raise CliError("--json must be a JSON object")
+            raise CliError("--args-json must be a JSON object")
         args.update(loaded)  # pyright: ignore[reportUnknownArgumentType]
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -342,432 +301,20 @@ def _print_result(result: ToolResult, save_dir: Path | None) -> None:
             out.print(ToolResult(content=[part]).text, markup=False)
 
 
+def _result_dict(result: ToolResult) -> dict[str, Any]:
+    """A tool result as JSON data: binary parts as base64, the structured value as given."""
+    content = [
+        {k: v for k, v in json_representation(part).items() if v is not None}
+        for part in result.content
+    ]
+    return {"content": content, "structured": result.structured, "is_error": result.is_error}
+
+
 def _extension(mime_type: str) -> str:
     """A file extension for a MIME type: `image/svg+xml` -> `svg`, `audio/wav; codecs=1` -> `wav`."""
     subtype = mime_type.split(";")[0].strip().split("/")[-1].split("+")[0].removeprefix("x-")
     cleaned = "".join(c for c in subtype if c.isalnum() or c in "-.")
     return cleaned or "bin"
-
-
-def _run(main: Callable[[], Any]) -> Any:
-    try:
-        return anyio.run(main)
-    except KeyboardInterrupt:
-        err.print("stopped")
-        raise typer.Exit(130) from None
-
-
-# --- serve ---------------------------------------------------------------------------------------
-
-_TOKEN_ENV = "TOOLWIRE_SERVE_TOKEN"
-_INTROSPECTION_ENV = "TOOLWIRE_INTROSPECTION_SECRET"
-
-
-@app.command(epilog="Example: toolwire serve --prebuilt --port 8000")
-def serve(
-    tools: Annotated[
-        list[str] | None, typer.Option("--tools", help="module:attribute, repeatable.")
-    ] = None,
-    prebuilt: Annotated[bool, typer.Option("--prebuilt", help="Serve the prebuilt tools.")] = False,
-    host: Annotated[
-        str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")
-    ] = None,
-    port: Annotated[
-        int | None, typer.Option(help="Port, 0 picks a free one (default 8000).")
-    ] = None,
-    stdio: Annotated[bool, typer.Option("--stdio", help="Serve over stdin/stdout.")] = False,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            help="Require this bearer token (better from the environment: argv shows in ps).",
-            envvar=_TOKEN_ENV,
-            show_envvar=True,
-        ),
-    ] = None,
-    token_file: Annotated[
-        Path | None, typer.Option(help="Require the bearer token held in this file.")
-    ] = None,
-    allow_anonymous: Annotated[
-        bool,
-        typer.Option(
-            "--allow-anonymous",
-            help="Serve beyond loopback without a token: anyone who reaches the port may call.",
-        ),
-    ] = False,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allowed-host",
-            help="A Host name clients may use besides the local ones, repeatable; '*' for any.",
-        ),
-    ] = None,
-    stateless: Annotated[bool, typer.Option(help="No sessions (for several workers).")] = False,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            min=1, help="Serve the port from this many processes (needs --stateless; POSIX only)."
-        ),
-    ] = None,
-    max_sessions: Annotated[
-        int, typer.Option(min=1, help="Sessions open at once; past it new ones get 503.")
-    ] = 10_000,
-    session_idle_timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds before an idle session is closed.")
-    ] = 1800.0,
-    upload_timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds a client may take to send a request.")
-    ] = 10.0,
-    max_body_bytes: Annotated[
-        int, typer.Option(min=1, help="The largest request body accepted.")
-    ] = 4 * 1024 * 1024,
-    auth_issuer: Annotated[
-        str | None,
-        typer.Option(
-            help="Accept OAuth access tokens from this authorization server (its issuer URL).",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
-    auth_resource: Annotated[
-        str | None,
-        typer.Option(
-            help="This server's public MCP URL, the tokens' audience (default: the URL served).",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
-    auth_scope: Annotated[
-        list[str] | None,
-        typer.Option(help="A scope every request needs, repeatable.", rich_help_panel="OAuth"),
-    ] = None,
-    auth_tool_scope: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="'TOOL=SCOPE [SCOPE...]': scopes a tool's calls need too, repeatable.",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
-    auth_audience: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="An accepted token audience in place of the resource URL, repeatable.",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
-    auth_introspection_client: Annotated[
-        str | None,
-        typer.Option(
-            help=f"Check tokens by introspection as this client (secret in ${_INTROSPECTION_ENV}).",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
-) -> None:
-    """Serve tools over MCP (Streamable HTTP, or stdio); stop with Ctrl-C."""
-    secret = _serve_token(token, token_file)
-    oauth = _serve_oauth(
-        issuer=auth_issuer,
-        resource=auth_resource,
-        scopes=auth_scope or [],
-        tool_scopes=auth_tool_scope or [],
-        audiences=auth_audience or [],
-        introspection_client=auth_introspection_client,
-    )
-    if oauth is not None and (secret is not None or stdio):
-        raise CliError("--auth-issuer is for HTTP and replaces the token: give one or the other")
-    # A token set in the environment for HTTP serving must not stop a stdio one.
-    given_token = token_file is not None or (
-        token is not None and token != os.environ.get(_TOKEN_ENV)
-    )
-    http_options = host is not None or port is not None or allowed_host or workers is not None
-    if stdio and (http_options or given_token or stateless):
-        raise CliError(
-            "--host, --port, --token, --allowed-host, --stateless and --workers are for HTTP; "
-            "--stdio takes none"
-        )
-    if workers is not None:
-        _check_workers(stateless)
-    chosen: list[Tool] = []
-    if workers is None:
-        chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
-    # With workers, each worker loads the tools itself and the first to fail says why.
-    if not chosen and (workers is None or not (tools or prebuilt)):
-        raise CliError("nothing to serve: pass --prebuilt and/or --tools module:attribute")
-    if stdio:
-        from .mcp import serve as serve_mcp
-
-        async def over_stdio() -> None:
-            await serve_mcp(chosen, stdio=True)
-
-        _run(over_stdio)
-        return
-
-    from .mcp.server import is_loopback
-
-    host = "127.0.0.1" if host is None else host
-    if secret is None and oauth is None and not is_loopback(host):
-        if not allow_anonymous:
-            raise CliError(
-                f"refusing to serve on {host} without a token: anyone who reaches the port could "
-                f"call the tools. Set one ({_TOKEN_ENV}, --token-file or --token), or pass "
-                "--allow-anonymous to serve without one anyway."
-            )
-        err.print(
-            f"warning: serving on {host} without a token; anyone who can reach the port may "
-            "call these tools",
-            markup=False,
-        )
-    listen: dict[str, Any] = {
-        "host": host,
-        "port": 8000 if port is None else port,
-        "token": secret,
-        "oauth": oauth,
-        "stateless": stateless,
-        "allowed_hosts": allowed_host or (),
-        "limits": {
-            "max_sessions": max_sessions,
-            "session_idle_timeout": session_idle_timeout,
-            "upload_timeout": upload_timeout,
-            "max_body_bytes": max_body_bytes,
-        },
-    }
-    if workers is not None:
-        _serve_with_workers(workers, tools or [], prebuilt, listen)
-        return
-    server, listener, url = _http_server(chosen, **listen)
-
-    async def over_http() -> None:
-        # Signals are taken over before the URL is printed, so a Ctrl-C that follows the URL
-        # always gets the graceful path.
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with anyio.create_task_group() as group:
-
-                async def run_server() -> None:
-                    await server.serve(sockets=[listener])
-                    group.cancel_scope.cancel()  # the server ended on its own: stop waiting
-
-                group.start_soon(run_server)
-                out.print(url)
-                err.print(f"serving {len(chosen)} tools at {url} (Ctrl-C stops)")
-                async for _ in signals:
-                    server.should_exit = True  # graceful: finish requests, end sessions
-                    break
-        err.print("stopped")
-
-    _run(over_http)
-
-
-def _check_workers(stateless: bool) -> None:
-    if not stateless:
-        raise CliError(
-            "--workers needs --stateless: a session lives in one worker's memory, and a "
-            "client's next request may reach another worker"
-        )
-    if os.name != "posix":
-        raise CliError("--workers needs a POSIX system (Linux, macOS): workers inherit the socket")
-
-
-def _serve_with_workers(
-    workers: int, specs: Sequence[str], prebuilt: bool, listen: dict[str, Any]
-) -> None:
-    from ._serve_workers import WorkerPlan, supervise
-
-    listener, url, options = _http_listener(**listen)
-    plan = WorkerPlan(
-        tools=list(specs), prebuilt=prebuilt, app_options=options, debug=_state["debug"]
-    )
-    try:
-        _run(
-            lambda: supervise(
-                listener,
-                url,
-                plan,
-                workers,
-                announce=lambda line: out.print(line, markup=False),
-                report=lambda line: err.print(line, markup=False),
-            )
-        )
-    finally:
-        listener.close()
-    err.print("stopped")
-
-
-def _serve_token(token: str | None, token_file: Path | None) -> str | None:
-    """The bearer token `serve` requires, from the option, its variable or a file."""
-    if token is not None and token_file is not None:
-        raise CliError("give the token once: --token (or $TOOLWIRE_SERVE_TOKEN) or --token-file")
-    if token_file is not None:
-        try:
-            token = token_file.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"cannot read the token file {token_file}: {exc}") from exc
-        if not token:
-            raise CliError(f"the token file {token_file} is empty")
-    elif token is not None and not token.strip():
-        raise CliError("the token is empty: give a real one, or none on a loopback address")
-    return token
-
-
-def _serve_oauth(
-    *,
-    issuer: str | None,
-    resource: str | None,
-    scopes: list[str],
-    tool_scopes: list[str],
-    audiences: list[str],
-    introspection_client: str | None,
-) -> dict[str, Any] | None:
-    """`ProtectedResource` settings from the `--auth-*` options (the resource URL may be left
-    for `_http_server`, which knows the URL it serves)."""
-    if issuer is None:
-        if resource or scopes or tool_scopes or audiences or introspection_client:
-            raise CliError("the --auth-* options need --auth-issuer")
-        return None
-    settings: dict[str, Any] = {"authorization_server": issuer, "scopes": scopes}
-    if resource is not None:
-        settings["resource"] = resource
-    if audiences:
-        settings["audience"] = audiences
-    per_tool: dict[str, list[str]] = {}
-    for entry in tool_scopes:
-        name, _, needed = entry.partition("=")
-        if not name.strip() or not needed.split():
-            raise CliError(f"--auth-tool-scope wants 'TOOL=SCOPE [SCOPE...]', got {entry!r}")
-        per_tool.setdefault(name.strip(), []).extend(needed.split())
-    if per_tool:
-        settings["tool_scopes"] = per_tool
-    if introspection_client is not None:
-        client_secret = os.environ.get(_INTROSPECTION_ENV, "")
-        if not client_secret.strip():
-            raise CliError(
-                f"--auth-introspection-client needs the client's secret in ${_INTROSPECTION_ENV}"
-            )
-        # JSON, like every option, so that `--workers` can hand it to each worker.
-        settings["introspection"] = {
-            "client_id": introspection_client,
-            "client_secret": client_secret.strip(),
-        }
-    return settings
-
-
-def _http_server(
-    tools: Sequence[Tool],
-    *,
-    host: str,
-    port: int,
-    token: str | None,
-    oauth: dict[str, Any] | None = None,
-    stateless: bool,
-    allowed_hosts: Sequence[str] = (),
-    limits: dict[str, Any] | None = None,
-) -> tuple[Any, socket.socket, str]:
-    from ._serve_workers import app_options
-    from .mcp import create_app
-
-    listener, url, options = _http_listener(
-        host=host,
-        port=port,
-        token=token,
-        oauth=oauth,
-        stateless=stateless,
-        allowed_hosts=allowed_hosts,
-        limits=limits,
-    )
-    try:
-        app = create_app(tools, **app_options(options))
-    except ValueError as exc:
-        listener.close()
-        raise CliError(str(exc)) from exc
-    return _uvicorn_server(app), listener, url
-
-
-def _http_listener(
-    *,
-    host: str,
-    port: int,
-    token: str | None,
-    oauth: dict[str, Any] | None = None,
-    stateless: bool,
-    allowed_hosts: Sequence[str] = (),
-    limits: dict[str, Any] | None = None,
-) -> tuple[socket.socket, str, dict[str, Any]]:
-    """The listening socket, the URL clients use, and the `create_app` options (JSON values)."""
-    from .mcp import LOCAL_HOSTS
-
-    bare = host.removeprefix("[").removesuffix("]")
-    ipv6 = ":" in bare
-    try:
-        if ipv6:
-            listener = socket.create_server((bare, port), family=socket.AF_INET6)
-        else:
-            listener = socket.create_server((bare, port))
-    except OSError as exc:
-        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    # How clients name this server: as given, in brackets for IPv6; a wildcard address is where
-    # it listens, not one to connect to, so the URL names the loopback instead.
-    if bare in ("0.0.0.0", ""):
-        name = "127.0.0.1"
-    elif bare == "::":
-        name = "[::1]"
-    else:
-        name = f"[{bare}]" if ipv6 else bare
-    # The DNS-rebinding check must let through the name the server was asked to listen on,
-    # as `toolwire.mcp.serve` does, and the names the operator allowed.
-    hosts = list(LOCAL_HOSTS) if name in LOCAL_HOSTS else [*LOCAL_HOSTS, name]
-    hosts += [h for h in allowed_hosts if h != "*" and h not in hosts]
-    url = f"http://{name}:{listener.getsockname()[1]}/mcp"
-    options: dict[str, Any] = {
-        "auth_token": token,
-        "stateless": stateless,
-        "allowed_hosts": hosts,
-        "dns_rebinding_protection": "*" not in allowed_hosts,
-        **(limits or {}),
-    }
-    if oauth is not None:
-        options["oauth"] = {"resource": url, **oauth}
-    return listener, url, options
-
-
-def _uvicorn_server(app: Any, on_started: Callable[[], None] | None = None) -> Any:
-    """A uvicorn server for `app` that leaves signals to its caller; `on_started` runs once it
-    accepts connections."""
-    import uvicorn
-
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
-
-    class Server(uvicorn.Server):
-        # toolwire handles Ctrl-C itself; uvicorn's own handler would re-raise the signal after
-        # shutting down and tear down the app mid-lifespan.
-        @contextlib.contextmanager
-        def capture_signals(self) -> Generator[None]:
-            yield
-
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)
-            if on_started is not None and not self.should_exit:
-                on_started()
-
-    return Server(config)
-
-
-@contextlib.asynccontextmanager
-async def running_server(
-    tools: Sequence[Tool],
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    token: str | None = None,
-    stateless: bool = False,
-) -> AsyncGenerator[str]:
-    """Serve `tools` over MCP on `host:port` in this process; yields the URL once it listens."""
-    server, listener, url = _http_server(
-        tools, host=host, port=port, token=token, stateless=stateless
-    )
-    async with anyio.create_task_group() as group:
-        # The socket already listens, so clients may connect at once: the kernel queues them
-        # until uvicorn, its startup done, accepts. Nothing to wait for here.
-        group.start_soon(lambda: server.serve(sockets=[listener]))
-        try:
-            yield url
-        finally:
-            server.should_exit = True  # serve() returns after a graceful shutdown (5 s at most)
 
 
 # --- tools, call -----------------------------------------------------------------------------------
@@ -779,7 +326,9 @@ def list_tools(
     stdio: Annotated[str | None, typer.Option(help="Start a stdio server: 'command args'.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
-    header: Annotated[list[str] | None, typer.Option(help="NAME=VALUE, repeatable.")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
+    ] = None,
     login: _Login = False,
     login_port: _LoginPort = 33418,
     token_dir: _TokenDir = None,
@@ -791,7 +340,7 @@ def list_tools(
         async with connected(client, url, token, header or []):
             return list(await client.list_tools())
 
-    specs = _run(main)
+    specs = run_async(main)
     if as_json:
         rows = [
             {
@@ -875,13 +424,16 @@ def call(
     rest: Annotated[list[str] | None, typer.Argument(help="TOOL then key=value arguments.")] = None,
     stdio: Annotated[str | None, typer.Option(help="Start a stdio server: 'command args'.")] = None,
     raw_json: Annotated[
-        str | None, typer.Option("--json", help="Arguments as a JSON object.")
+        str | None, typer.Option("--args-json", help="Arguments as a JSON object.")
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     save: Annotated[
         Path | None, typer.Option(help="Write images and audio to this folder.")
     ] = None,
     token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
-    header: Annotated[list[str] | None, typer.Option(help="NAME=VALUE, repeatable.")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
+    ] = None,
     login: _Login = False,
     login_port: _LoginPort = 33418,
     token_dir: _TokenDir = None,
@@ -932,8 +484,11 @@ def call(
             schema = found.input_schema if found is not None else None
             return await client.call_tool(tool_name, _prefer_strings(args, pairs, schema))
 
-    result = _run(main)
-    _print_result(result, save)
+    result = run_async(main)
+    if as_json:
+        out.print_json(json.dumps(_result_dict(result)))
+    else:
+        _print_result(result, save)
     if result.is_error:
         raise typer.Exit(1)
 
@@ -959,7 +514,7 @@ async def _agent_run(agent: Any, prompt: str, view: RunView) -> Any:
 
 @app.command(epilog='Example: toolwire run "What is 17% of 2,340?" --model test --prebuilt')
 def run(
-    prompt: Annotated[str, typer.Argument(help="The user's message.")],
+    prompt: Annotated[str, typer.Argument(help="The user's message; '-' reads it from stdin.")],
     model: Annotated[
         str,
         typer.Option(
@@ -969,7 +524,10 @@ def run(
     base_url: Annotated[
         str | None,
         typer.Option(
-            help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1."
+            "--base-url",
+            "--endpoint",
+            help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1; "
+            "for azure: the resource endpoint.",
         ),
     ] = None,
     api_key: Annotated[
@@ -981,7 +539,8 @@ def run(
     ] = None,
     token: Annotated[str | None, typer.Option(help="Bearer token for the --mcp servers.")] = None,
     header: Annotated[
-        list[str] | None, typer.Option(help="'Name: value' for the --mcp servers, repeatable.")
+        list[str] | None,
+        typer.Option(help="'Name: value' (or NAME=VALUE) for the --mcp servers, repeatable."),
     ] = None,
     login: _Login = False,
     login_port: _LoginPort = 33418,
@@ -1000,8 +559,11 @@ def run(
         bool,
         typer.Option(
             "--trace",
-            help="Print the run's span tree (durations, tokens); needs opentelemetry-sdk.",
+            help="Print the run's span tree (durations, tokens); needs the otel extra.",
         ),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the whole result as JSON (no streamed answer).")
     ] = False,
 ) -> None:
     """Run the agent: a line per tool call, the answer as it streams, then usage and cost.
@@ -1018,7 +580,11 @@ def run(
     clients = [_client(url, None, token, header or [], port, token_dir) for url in mcp or []]
     clients += [_client(None, command, None, []) for command in stdio or []]
     targets = [*(mcp or []), *(None for _ in stdio or [])]
-    view = RunView(out, err)
+    if prompt == "-":
+        prompt = sys.stdin.read().strip()
+        if not prompt:
+            raise CliError("'-' reads the prompt from stdin, which was empty")
+    view = RunView(out, err, stream_answer=not as_json)
     if clients:
         from ._cli_sampling import sampler_for
 
@@ -1044,8 +610,17 @@ def run(
             err.print(f"model: {described}", markup=False)
             return await _agent_run(agent, prompt, view)
 
+    def interrupted() -> None:
+        view.close()
+        report_cancelled(err, view.finished)
+
+    def finish(result: Any) -> None:
+        if as_json:
+            out.print(result_json(result), markup=False, highlight=False)
+        report(err, result)
+
     if not trace:
-        report(err, _run(main))
+        finish(run_interruptible(main, interrupted))
         return
     from ._cli_trace import SpanTree
 
@@ -1054,8 +629,8 @@ def run(
     except MissingDependencyError as exc:
         raise CliError(str(exc)) from None
     with tree.recording():
-        result = _run(main)
-    report(err, result)
+        result = run_interruptible(main, interrupted)
+    finish(result)
     for line in tree.lines():
         err.print(line, markup=False, highlight=False)
 
@@ -1067,7 +642,12 @@ def demo(
         typer.Option(help="provider:model-name to use a real model; offline by default."),
     ] = "test",
     base_url: Annotated[
-        str | None, typer.Option(help="The API root of an OpenAI-compatible server.")
+        str | None,
+        typer.Option(
+            "--base-url",
+            "--endpoint",
+            help="The API root of an OpenAI-compatible server; for azure: the resource endpoint.",
+        ),
     ] = None,
     api_key: Annotated[str | None, typer.Option(help="The API key for --model.")] = None,
 ) -> None:
@@ -1106,7 +686,7 @@ def demo(
         err.print(f"4. server stopped; {time.perf_counter() - started:.2f} s in all")
         return result
 
-    result = _run(main)
+    result = run_interruptible(main, lambda: report_cancelled(err, view.finished))
     out.print(result.text, markup=False)
     report(err, result)
 
@@ -1119,16 +699,28 @@ def _unwrap(exc: BaseException) -> BaseException:
     return typing.cast(BaseException, exc)
 
 
+def _without_flag_types(command: Any) -> Any:
+    """`command` with no type shown for its on/off flags: `--prebuilt` takes no `<bool>`."""
+    help_option = command.get_help_option(typer.Context(command))  # made once, then cached
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _without_flag_types(sub)
+    return command
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolwire` command; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     # `--debug` is taken anywhere before a `--`, after the command as well as before it.
     end = args.index("--") if "--" in args else len(args)
-    _state["debug"] = "--debug" in args[:end]
+    state["debug"] = "--debug" in args[:end]
     args = [a for i, a in enumerate(args) if i >= end or a != "--debug"]
     try:
         try:
-            code = app(args=args, standalone_mode=False, prog_name="toolwire")
+            command = _without_flag_types(typer.main.get_command(app))
+            code = command.main(args=args, standalone_mode=False, prog_name="toolwire")
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
         if isinstance(code, int):  # a command's typer.Exit(n) comes back as its return value
@@ -1136,7 +728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except typer.Exit as exc:
         return exc.exit_code
     except (CliError, ToolwireError, OSError) as exc:
-        if _state["debug"]:
+        if state["debug"]:
             raise
         err.print(f"error: {exc}", markup=False)
         return 1
@@ -1147,7 +739,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if callable(show) and isinstance(getattr(exc, "exit_code", None), int):
             show()
             return int(getattr(exc, "exit_code"))  # noqa: B009 - typed by the check above
-        if _state["debug"]:
+        if state["debug"]:
             raise
         err.print(f"error: {type(exc).__name__}: {exc}", markup=False)
         return 1
@@ -1156,7 +748,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> None:
     """What the installed `toolwire` script runs."""
-    sys.exit(main())
+    code = main()
+    exit_interrupted(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -283,7 +283,7 @@ class MissingDependencyError(ToolwireError, ImportError):
         self.package = package
         self.extra = extra
         super().__init__(
-            f"{needed_by} needs the {package!r} package, which is not installed: "
+            f"the {package!r} package, needed by {needed_by}, is not installed: "
             f"pip install 'toolwire[{extra}]'",
             name=package,
         )

@@ -23,16 +23,18 @@ from ._arguments import (
     model_binding,
     schema_binding,
 )
-from ._dialects import CompiledSchema, Dialect, compile_dialect, strict_problem
+from ._dialects import DIALECTS, CompiledSchema, Dialect, compile_dialect, strict_problem
 from ._schema import (
     inspect_function,
     problems_from_validation_error,
 )
+from ._schema_check import check_schema, name_problem
 from ._validate import describe_received
 from .errors import (
     ArgumentProblem,
     SchemaError,
     ToolArgumentsError,
+    ToolNameError,
     ToolTimeoutError,
     UnsupportedError,
 )
@@ -161,6 +163,22 @@ class FunctionTool:
             raise ValueError("a tool needs a non-empty name")
         if timeout is not None and timeout <= 0:
             raise ValueError(f"tool {name!r}: timeout must be positive, got {timeout}")
+        refused = [d for d in DIALECTS if d != "openai-strict" and name_problem(name, d)]
+        if len(refused) == len(DIALECTS) - 1:  # no provider would take it: refuse it now
+            bad = sorted({c for c in name if not (c.isascii() and (c.isalnum() or c in "_-"))})
+            why = (
+                f"contains {', '.join(map(repr, bad))}"
+                if bad
+                else f"is {len(name)} characters long"
+            )
+            raise ToolNameError(
+                f"tool {name!r}: every dialect ({', '.join(refused)}) refuses this name: it "
+                f"{why}; use letters, digits, '_' and '-'"
+            )
+        try:
+            check_schema(parameters)
+        except SchemaError as exc:
+            raise SchemaError(f"tool {name!r}: parameters {exc}") from None
         self._name = name
         self._description = description
         self._parameters = _object_schema(parameters)
@@ -396,7 +414,15 @@ def _definition(
         # Anthropic's strict tool use has limits of its own (no numeric or length bounds, caps
         # on optional parameters) that no dialect here enforces yet, so it is never claimed.
         target, strict = dialect, False
-    compiled = compile_(target)
+    problem = name_problem(tool.name, target)
+    if problem is not None:
+        raise UnsupportedError(f"tool {tool.name!r}: {problem}")
+    try:
+        compiled = compile_(target)
+    except (SchemaError, UnsupportedError) as exc:
+        if str(exc).startswith(f"tool {tool.name!r}"):
+            raise
+        raise type(exc)(f"tool {tool.name!r}, {target} dialect: {exc}") from None
     return ToolDefinition(
         name=tool.name,
         description=tool.description,

@@ -8,6 +8,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import select
 import socket
 import sqlite3
@@ -183,6 +184,13 @@ def test_list_and_show_a_finished_run_and_one_waiting_for_approval(db: str, work
     rows = {line.split()[1]: line for line in table.splitlines() if "seen-" in line}
     assert "succeeded" in rows["seen-done"] and "shop" in rows["seen-done"]
     assert "waiting (1 call)" in rows["seen-wait"]
+
+    # At 80 columns the dates stay whole, each on one line (issue 29, item 9).
+    narrow = runs_in_a_process("list", "--db", db, env={"COLUMNS": "80"})
+    assert narrow.returncode == 0, narrow.stderr
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    dates = re.findall(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", narrow.stdout)
+    assert len(dates) >= 4, narrow.stdout
 
     listed = json.loads(ok("list", "--db", db, "--json"))
     mine = {r["run_id"]: r for r in listed if r["run_id"].startswith("seen-")}
@@ -441,7 +449,7 @@ def test_without_the_durable_extra_the_command_names_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert done.stderr == (
-        "error: durable runs needs the 'dbos' package, which is not installed: "
+        "error: the 'dbos' package, needed by durable runs, is not installed: "
         "pip install 'toolwire[durable]'\n"
     )
 

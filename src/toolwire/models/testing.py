@@ -37,6 +37,7 @@ from ..messages import (
     UserMessage,
 )
 from ..native import NativeTool
+from ._prompt_values import prompt_arguments
 from ._testing_native import (
     NativeReply,
     ServerCall,
@@ -270,7 +271,13 @@ class FunctionModel(_OfflineModel):
 
 
 class TestModel(_OfflineModel):
-    """Calls every tool once with arguments made to satisfy its schema, then sums up the results.
+    """Calls every tool once, then sums up the results.
+
+    Arguments come from the prompt where it gives them, by the rule the CLI's `--model test`
+    follows too: an arithmetic expression to `expression`, a time zone to `timezone`/`tz`, a CPF
+    or CNPJ to `cpf`/`cnpj`, the prompt to a required free-text parameter (`text`, `query`...),
+    the prompt's numbers in order to the required numeric parameters; the rest is made to
+    satisfy the schema (`"example"`, `1`...).
 
     Native tools given (`web_search()`, `web_fetch()`, `code_execution()`) are reported run once
     by the provider in the turn answering the prompt (`ServerCall` with example arguments and
@@ -335,7 +342,8 @@ class TestModel(_OfflineModel):
                 # A forced tool choice names the one tool the model must call.
                 chosen = [t for t in request.tools if t.name == choice]
             if chosen:
-                return [(t.name, example_arguments(t.parameters)) for t in chosen]
+                prompt = _prompt(request.messages)
+                return [(t.name, _arguments(t.parameters, prompt)) for t in chosen]
         if self.final_text is not None:
             return self.final_text
         if answered:
@@ -343,6 +351,17 @@ class TestModel(_OfflineModel):
         if server:
             return json.dumps({c.name: c.result for c in server}, ensure_ascii=False)
         return "success (no tool calls)"
+
+
+def _prompt(messages: Sequence[Message]) -> str:
+    return next((m.text for m in reversed(messages) if isinstance(m, UserMessage)), "")
+
+
+def _arguments(schema: Mapping[str, Any], prompt: str) -> dict[str, Any]:
+    """Values the prompt gives (`_prompt_values`, the rule `--model test` follows too), the
+    rest made from the schema."""
+    given, _ = prompt_arguments(schema, prompt)
+    return {**example_arguments(schema), **given}
 
 
 def _first_turn(messages: Sequence[Message]) -> bool:

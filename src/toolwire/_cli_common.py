@@ -1,0 +1,178 @@
+"""What every `toolwire` command shares: the two consoles, the `--debug` switch, running a
+command's async body, and loading the tools named on the command line.
+
+The lowest floor of the CLI after `_cli_agent`: the commands (`cli`), serving (`_cli_serve`,
+`_serve_workers`) and the MCP commands (`_cli_mcp`) build on it and never on each other's upper
+floors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import os
+import signal
+import sys
+import threading
+import typing
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import typer
+from rich.console import Console
+
+from ._cli_agent import CliError
+from .prebuilt import available
+from .tools import Tool, as_tool
+
+__all__ = [
+    "err",
+    "exit_interrupted",
+    "exit_now",
+    "load_tools",
+    "out",
+    "prebuilt_tools",
+    "run_async",
+    "run_interruptible",
+    "state",
+]
+
+# soft_wrap: long results stay on one line (rich would otherwise break JSON at the width).
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+state: dict[str, bool] = {"debug": False}
+"""`debug`: show tracebacks (`--debug` anywhere on the command line)."""
+
+
+def load_tools(specs: Sequence[str]) -> list[Tool]:
+    """Tools from `module:attribute` or `path/to/file.py:attribute` specs; the attribute is a
+    tool, a function, or a list."""
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # so `--tools mytools:search` finds ./mytools.py
+    found: list[Tool] = []
+    for spec in specs:
+        module_name, sep, attribute = spec.rpartition(":")
+        if not sep or not module_name or not attribute:
+            raise CliError(
+                f"--tools takes module:attribute or path/to/file.py:attribute, got {spec!r}"
+            )
+        module = _import_tools(module_name)
+        try:
+            value = getattr(module, attribute)
+        except AttributeError:
+            raise CliError(f"module {module_name!r} has no attribute {attribute!r}") from None
+        items: list[Any] = list(value) if isinstance(value, list | tuple) else [value]  # pyright: ignore[reportUnknownArgumentType]
+        for item in items:
+            try:
+                found.append(as_tool(item))
+            except TypeError as exc:
+                raise CliError(f"{spec}: {exc}") from exc
+    return found
+
+
+def _import_tools(where: str) -> Any:
+    if not (where.endswith(".py") or "/" in where or os.sep in where):
+        try:
+            return importlib.import_module(where)
+        except ImportError as exc:
+            raise CliError(f"cannot import {where!r}: {exc}") from exc
+    path = Path(where).expanduser().resolve()
+    if not path.is_file():
+        raise CliError(f"no such file: {where}")
+    # Loaded under its own name, so the tools' functions show where they came from.
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise CliError(f"cannot load {where!r} as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(path.stem, module)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        raise CliError(f"cannot import {where!r}: {exc}") from exc
+    return module
+
+
+def prebuilt_tools() -> list[Tool]:
+    """The prebuilt tools whose needs are met here."""
+    return list(available())
+
+
+def run_async(main: Callable[[], Any]) -> Any:
+    """`main()` on an event loop; Ctrl-C prints `stopped` and exits with 130."""
+    try:
+        return anyio.run(main)
+    except KeyboardInterrupt:
+        err.print("stopped")
+        raise typer.Exit(130) from None
+
+
+def run_interruptible(
+    main: Callable[[], Awaitable[Any]], on_interrupt: Callable[[], None] | None = None
+) -> Any:
+    """`main()` on an event loop, for commands that run tools; exits with 130 on Ctrl-C.
+
+    The first Ctrl-C cancels `main` and returns as soon as it has unwound: a synchronous tool's
+    thread is abandoned (Python cannot interrupt it) and its call gets a cancelled result.
+    `on_interrupt` then reports what was stopped. A second Ctrl-C exits at once.
+    """
+    interrupted = False
+
+    async def guarded() -> Any:
+        nonlocal interrupted
+        result: Any = None
+        work = anyio.CancelScope()
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async with anyio.create_task_group() as group:
+
+                async def watch() -> None:
+                    nonlocal interrupted
+                    async for _ in signals:
+                        if interrupted:  # the second: no more unwinding
+                            err.print("stopped")
+                            exit_now(130)
+                        interrupted = True
+                        err.print("stopping (Ctrl-C again to quit at once)")
+                        work.cancel()
+
+                group.start_soon(watch)
+                with work:
+                    result = await main()
+                group.cancel_scope.cancel()
+        return result
+
+    try:
+        result = anyio.run(guarded)
+    except KeyboardInterrupt:  # before the handler above was in place
+        interrupted = True
+        result = None
+    if not interrupted:
+        return result
+    err.print("stopped")
+    if on_interrupt is not None:
+        on_interrupt()
+    raise typer.Exit(130)
+
+
+def exit_now(code: int) -> typing.NoReturn:
+    """Flush the output and end the process without waiting for other threads.
+
+    For an interrupted command only: an abandoned tool thread would otherwise keep the process
+    alive until the tool returns, and a Ctrl-C during that wait prints a traceback from
+    `threading`.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def exit_interrupted(code: int) -> None:
+    """After an interrupted command (code 130): end the process now if a thread still runs."""
+    main = threading.main_thread()
+    if code == 130 and any(
+        t.is_alive() and not t.daemon and t is not main for t in threading.enumerate()
+    ):
+        exit_now(code)
