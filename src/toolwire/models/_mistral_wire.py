@@ -352,6 +352,12 @@ class PendingCall:
     id: str | None
     name: str
     arguments: list[str] = field(default_factory=list[str])
+    kept: str | None = None
+    """The id the turn keeps (taken through the answer's `CallIds`), once known."""
+
+
+def _call_ids() -> CallIds:
+    return CallIds(MISTRAL.call_id_prefix)
 
 
 @dataclass(slots=True)
@@ -367,6 +373,13 @@ class Answer:
     finish: str | None = None
     usage: Any = None
     raw: Any = None
+    ids: CallIds = field(default_factory=_call_ids)
+
+    def keep(self, call: PendingCall, position: int) -> str:
+        """The id the turn keeps for `call`, taken once: a stream announces it as it comes."""
+        if call.kept is None:
+            call.kept = self.ids.take(call.id, self.id, position)
+        return call.kept
 
     def content(self, content: Any) -> list[StreamEvent]:
         """Take in a message's (or a delta's) content: a string or a list of chunks."""
@@ -406,11 +419,10 @@ class Answer:
             parts.append(ReasoningBlock(text=text, provider_state={"chunk": chunk}))
         if self.text:
             parts.append(TextBlock("".join(self.text)))
-        ids = CallIds(MISTRAL.call_id_prefix)
         for position, call in enumerate(self.calls):
             if not call.name:
                 raise ModelResponseError(f"mistral returned tool call {position} without a name")
-            call_id = ids.take(call.id, self.id, position)
+            call_id = self.keep(call, position)
             parts.append(
                 ToolCallBlock(id=call_id, name=call.name, arguments="".join(call.arguments))
             )

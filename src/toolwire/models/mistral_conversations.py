@@ -259,9 +259,10 @@ def _assistant_entries(message: AssistantMessage, own: bool) -> list[dict[str, A
 class ConversationStream:
     """Conversation events folded into the entries a whole response would hold."""
 
-    __slots__ = ("calls", "conversation_id", "entries", "raw", "usage")
+    __slots__ = ("calls", "conversation_id", "entries", "ids", "raw", "usage")
 
     def __init__(self) -> None:
+        self.ids = CallIds(MISTRAL.call_id_prefix)
         self.entries: dict[int, dict[str, Any]] = {}
         self.calls: dict[int, int] = {}  # output index -> position among function calls
         self.conversation_id: str | None = None
@@ -316,6 +317,10 @@ class ConversationStream:
         arguments = value(event, "arguments") or ""
         if entry is None:
             call_id, name = value(event, "tool_call_id"), value(event, "name")
+            if call_id:
+                # The id the turn keeps (a repeated one suffixed), announced as such; taken
+                # again by `parse_conversation`, a kept id stays as it is.
+                call_id = self.ids.take(call_id, self.conversation_id, index)
             entry = self.entries[index] = {
                 "type": "function.call",
                 "tool_call_id": call_id,
