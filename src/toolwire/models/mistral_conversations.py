@@ -256,6 +256,21 @@ def _assistant_entries(message: AssistantMessage, own: bool) -> list[dict[str, A
 # --- the answer -------------------------------------------------------------------------------
 
 
+_READ_EVENTS = frozenset(
+    {
+        "conversation.response.started",
+        "conversation.response.done",
+        "conversation.response.error",
+        "message.output.delta",
+        "function.call.delta",
+        "tool.execution.started",
+        "tool.execution.delta",
+        "tool.execution.done",
+    }
+)
+"""The event kinds `ConversationStream` reads."""
+
+
 class ConversationStream:
     """Conversation events folded into the entries a whole response would hold."""
 
@@ -272,6 +287,16 @@ class ConversationStream:
     def feed(self, event: Any) -> list[StreamEvent]:
         self.raw.append(event)
         kind = value(event, "type")
+        if kind == "UNKNOWN":
+            # The SDK keeps an event its types refuse as an unknown one: an event kind read
+            # here (a function call without a name...) is broken, not new, and never skipped.
+            raw = value(event, "raw")
+            broken = value(raw, "type") if isinstance(raw, dict) else None
+            if broken in _READ_EVENTS:
+                raise ModelResponseError(
+                    f"mistral sent a {broken} event toolwire cannot read: {raw!r:.200}"
+                )
+            return []
         index = value(event, "output_index") or 0
         if kind == "conversation.response.started":
             self.conversation_id = value(event, "conversation_id")
