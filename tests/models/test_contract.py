@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import pytest
 from model_servers import Cut, Hangup, Hold, HostileServer, Silence
-from test_contract_wires import ADAPTERS, COMPATIBLE, Call, Turn, Wire
+from test_contract_wires import ADAPTERS, COMPATIBLE, GAPS, Call, Turn, Wire
 
 from recordings.replay import Reply
 from toolwire import Agent, RunResult, tool
@@ -117,6 +117,12 @@ def joined_pieces(events: list[StreamEvent]) -> dict[int, str]:
         if isinstance(event, ToolCallDelta):
             joined[event.index] = joined.get(event.index, "") + event.arguments
     return joined
+
+
+def test_every_case_left_out_is_a_listed_finding() -> None:
+    left_out = {g for w in ADAPTERS + COMPATIBLE for g in w.gaps}
+    assert left_out <= set(GAPS)
+    assert all(g.endswith((":plain", ":stream")) for g in GAPS)
 
 
 # --- good answers ---------------------------------------------------------------------------------
