@@ -763,4 +763,4 @@ GAPS: dict[str, str] = {}
 findings the suite made first (announced ids, early close, no answer, HTML, an empty 502, a
 nameless call, a Responses body of another shape) are fixed in the adapters."""
 
-__all__ = ["ADAPTERS", "COMPATIBLE", "GAPS", "Call", "Turn", "Wire"]
+__all__ = ["ADAPTERS", "COMPATIBLE", "GAPS", "Call", "ChatWire", "Turn", "Wire"]

@@ -50,10 +50,11 @@ class Answer:
 
 @dataclass(slots=True)
 class _Call:
-    id: str | None
+    id: str | None  # the id the turn keeps
     name: str | None
     position: int
     arguments: list[str] = field(default_factory=list[str])
+    raw_id: str | None = None  # as the server wrote it: what tells its pieces apart
 
 
 class StreamState:
@@ -135,7 +136,7 @@ class StreamState:
         if index is None:
             # No index: a new id starts a new call, anything else continues the last one.
             last = next(reversed(self.calls.values()), None)
-            if last is None or (call_id and call_id != last.id):
+            if last is None or (call_id and call_id != last.raw_id):
                 key = ("position", len(self.calls))
             else:
                 key = next(reversed(self.calls))
@@ -148,7 +149,7 @@ class StreamState:
                 current is not None
                 and name
                 and (
-                    (call_id and current.id and call_id != current.id)
+                    (call_id and current.raw_id and call_id != current.raw_id)
                     or (current.name and name != current.name)
                 )
             ):
@@ -163,6 +164,7 @@ class StreamState:
         else:
             slot.name = slot.name or name
         if call_id and slot.id is None:
+            slot.raw_id = call_id
             slot.id = self.ids.take(call_id, self.answer.id, slot.position)
         if arguments:
             slot.arguments.append(arguments)
