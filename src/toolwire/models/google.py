@@ -156,7 +156,9 @@ class GeminiModel(OwnsClient, ModelBase):
         model_name: The model, e.g. `"gemini-2.5-flash"`.
         provider: `"google"` (Gemini API) or `"vertex"`, as stored on the turns it writes.
         client: A ready `google.genai.Client` (used as it is, never closed here).
-        client_options: Arguments for `google.genai.Client` when `client` is not given.
+        client_options: Arguments for `google.genai.Client` when `client` is not given (a
+            response hook is added to its `http_options.async_client_args`, so that a stream
+            stopped early closes its HTTP response at once).
         **provider_options: `GenerateContentConfig` defaults, e.g. `thinking_config={...}`;
             `settings.extra` overrides them.
     """
