@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import pytest
 from model_servers import Cut, Hangup, Hold, HostileServer, Silence
-from test_contract_wires import ADAPTERS, COMPATIBLE, Call, Turn, Wire
+from test_contract_wires import ADAPTERS, COMPATIBLE, GAPS, Call, ChatWire, Turn, Wire
 
 from recordings.replay import Reply
 from toolwire import Agent, RunResult, tool
@@ -119,6 +119,12 @@ def joined_pieces(events: list[StreamEvent]) -> dict[int, str]:
     return joined
 
 
+def test_every_case_left_out_is_a_listed_finding() -> None:
+    left_out = {g for w in ADAPTERS + COMPATIBLE for g in w.gaps}
+    assert left_out <= set(GAPS)
+    assert all(g.endswith((":plain", ":stream")) for g in GAPS)
+
+
 # --- good answers ---------------------------------------------------------------------------------
 
 
@@ -210,6 +216,32 @@ async def test_a_streamed_call_announces_the_id_the_turn_keeps(wire: Wire, serve
     assert kept == ["abcdefghi", "abcdefghi_2"]
     announced = [(e.index, e.id) for e in events if isinstance(e, ToolCallDelta) and e.id]
     assert announced == [(0, "abcdefghi"), (1, "abcdefghi_2")]
+
+
+CHAT_AT_ONE_INDEX = [pytest.param(w, id=w.name) for w in (ADAPTERS[0], COMPATIBLE[-1])]
+"""OpenAI and Ollama: the chat parser, fed calls that all stream at index 0."""
+
+
+@pytest.mark.parametrize("wire", CHAT_AT_ONE_INDEX)
+async def test_a_repeated_id_written_on_every_piece_still_tells_the_calls_apart(
+    wire: Wire, serve: Serve
+) -> None:
+    assert isinstance(wire, ChatWire)
+
+    def piece(name: str, args: str) -> dict[str, Any]:
+        call = {"index": 0, "id": "dup", "type": "function"}
+        return wire.chunk({"tool_calls": [{**call, "function": {"name": name, "arguments": args}}]})
+
+    events = [piece("a", '{"x": '), piece("a", "1}"), piece("b", '{"y": '), piece("b", "2}")]
+    server = serve(wire.sse([*events, wire.chunk({}, "tool_calls"), "[DONE]"]))
+    seen: list[StreamEvent] = []
+    await consume(wire.connect(server.base_url), seen)
+    done = seen[-1]
+    assert isinstance(done, CompletionDone)
+    calls = [(c.id, c.name, c.arguments) for c in done.completion.tool_calls]
+    assert calls == [("dup", "a", '{"x": 1}'), ("dup_2", "b", '{"y": 2}')]
+    announced = [(e.index, e.id) for e in seen if isinstance(e, ToolCallDelta)]
+    assert announced == [(0, "dup"), (0, "dup"), (1, "dup_2"), (1, "dup_2")]
 
 
 @pytest.mark.parametrize(

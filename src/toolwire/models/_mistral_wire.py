@@ -126,11 +126,21 @@ def build_client(
     timeout_ms = None if timeout is None else int(timeout * 1000)
 
     def make() -> MistralClient:
-        http = httpx2.AsyncClient(follow_redirects=True)
+        http = httpx2.AsyncClient(
+            follow_redirects=True, event_hooks={"response": [_read_error_body]}
+        )
         sdk = Mistral(api_key=key, server_url=server_url, async_client=http, timeout_ms=timeout_ms)
         return MistralClient(sdk, http)
 
     return make
+
+
+async def _read_error_body(response: httpx2.Response) -> None:
+    """Read an error answer whole before the SDK sees it: for a streamed request the SDK reads
+    the body chunk by chunk, then asks the response for its text, which an empty body it never
+    read turns into `httpx2.ResponseNotRead` instead of the HTTP error."""
+    if response.status_code >= 400:
+        await response.aread()
 
 
 class MistralBase(OwnsClient, ModelBase):
@@ -352,6 +362,12 @@ class PendingCall:
     id: str | None
     name: str
     arguments: list[str] = field(default_factory=list[str])
+    kept: str | None = None
+    """The id the turn keeps (taken through the answer's `CallIds`), once known."""
+
+
+def _call_ids() -> CallIds:
+    return CallIds(MISTRAL.call_id_prefix)
 
 
 @dataclass(slots=True)
@@ -367,6 +383,13 @@ class Answer:
     finish: str | None = None
     usage: Any = None
     raw: Any = None
+    ids: CallIds = field(default_factory=_call_ids)
+
+    def keep(self, call: PendingCall, position: int) -> str:
+        """The id the turn keeps for `call`, taken once: a stream announces it as it comes."""
+        if call.kept is None:
+            call.kept = self.ids.take(call.id, self.id, position)
+        return call.kept
 
     def content(self, content: Any) -> list[StreamEvent]:
         """Take in a message's (or a delta's) content: a string or a list of chunks."""
@@ -406,11 +429,10 @@ class Answer:
             parts.append(ReasoningBlock(text=text, provider_state={"chunk": chunk}))
         if self.text:
             parts.append(TextBlock("".join(self.text)))
-        ids = CallIds(MISTRAL.call_id_prefix)
         for position, call in enumerate(self.calls):
             if not call.name:
                 raise ModelResponseError(f"mistral returned tool call {position} without a name")
-            call_id = ids.take(call.id, self.id, position)
+            call_id = self.keep(call, position)
             parts.append(
                 ToolCallBlock(id=call_id, name=call.name, arguments="".join(call.arguments))
             )
@@ -483,6 +505,13 @@ def sdk_error(exc: Exception, *, streaming: bool) -> Exception:
             return _stream_error(body)
         return ModelResponseError(f"mistral sent a response toolwire cannot read: {exc.message}")
     if isinstance(exc, errors.MistralError):
+        if exc.status_code < 400:
+            # A success status with a body the SDK does not take (an HTML page from a proxy).
+            kind = exc.headers.get("content-type") or "no content type"
+            return ModelResponseError(
+                f"mistral sent a {exc.status_code} answer toolwire cannot read ({kind}): "
+                f"{exc.body[:200]!r}"
+            )
         body = _json(exc.body)
         message = _message(body) or exc.body or exc.message
         return http_error(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import Citation
-from .base import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta, Usage
+from .base import CallIds, ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta, Usage
 
 __all__ = [
     "REASONING_FIELDS",
@@ -50,18 +50,24 @@ class Answer:
 
 @dataclass(slots=True)
 class _Call:
-    id: str | None
+    id: str | None  # the id the turn keeps
     name: str | None
     position: int
     arguments: list[str] = field(default_factory=list[str])
+    raw_id: str | None = None  # as the server wrote it: what tells its pieces apart
 
 
 class StreamState:
-    """Chunks folded into one answer; parallel calls kept apart by their index."""
+    """Chunks folded into one answer; parallel calls kept apart by their index.
 
-    __slots__ = ("answer", "calls", "latest", "reasoning", "refusal", "started", "text")
+    Call ids are taken through `CallIds` as they arrive, so a delta announces the id the turn
+    keeps (a repeated id already suffixed), and `done` makes up the ids never sent.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("answer", "calls", "ids", "latest", "reasoning", "refusal", "started", "text")
+
+    def __init__(self, call_id_prefix: str = "call") -> None:
+        self.ids = CallIds(call_id_prefix)
         self.answer = Answer(raw=[])
         self.text: list[str] = []
         self.refusal: list[str] = []
@@ -130,7 +136,7 @@ class StreamState:
         if index is None:
             # No index: a new id starts a new call, anything else continues the last one.
             last = next(reversed(self.calls.values()), None)
-            if last is None or (call_id and call_id != last.id):
+            if last is None or (call_id and call_id != last.raw_id):
                 key = ("position", len(self.calls))
             else:
                 key = next(reversed(self.calls))
@@ -143,7 +149,7 @@ class StreamState:
                 current is not None
                 and name
                 and (
-                    (call_id and current.id and call_id != current.id)
+                    (call_id and current.raw_id and call_id != current.raw_id)
                     or (current.name and name != current.name)
                 )
             ):
@@ -154,20 +160,26 @@ class StreamState:
             arguments = arguments_text(arguments)
         slot = self.calls.get(key)
         if slot is None:
-            slot = self.calls[key] = _Call(call_id, name, len(self.calls))
+            slot = self.calls[key] = _Call(None, name, len(self.calls))
         else:
-            slot.id = slot.id or call_id
             slot.name = slot.name or name
+        if call_id and slot.id is None:
+            slot.raw_id = call_id
+            slot.id = self.ids.take(call_id, self.answer.id, slot.position)
         if arguments:
             slot.arguments.append(arguments)
-        events.append(ToolCallDelta(slot.position, call_id or None, name or None, arguments or ""))
+        announced = slot.id if call_id else None  # the kept id, never a raw repeated one
+        events.append(ToolCallDelta(slot.position, announced, name or None, arguments or ""))
 
     def done(self) -> Answer:
         answer = self.answer
         answer.text = "".join(self.text)
         answer.refusal = "".join(self.refusal)
         answer.reasoning = "".join(self.reasoning)
-        answer.calls = [(c.id, c.name, "".join(c.arguments)) for c in self.calls.values()]
+        answer.calls = [
+            (c.id or self.ids.take(None, answer.id, c.position), c.name, "".join(c.arguments))
+            for c in self.calls.values()
+        ]
         return answer
 
 

@@ -280,12 +280,21 @@ def parse_response(
 
     Raises:
         ModelStreamError: the response failed, or carries an error object.
-        ModelResponseError: an output item toolwire cannot use (a function call without a name).
+        ModelResponseError: an output item toolwire cannot use (a function call without a name),
+            or an object without status and output.
     """
     if response.get("status") == "failed" or response.get("error"):
         raise response_error(response.get("error"), provider, request_id)
     found: Any = output if output is not None else response.get("output")
     if found is None:
+        if response.get("status") is None:
+            # Neither what a response holds nor how it ended: not a response (another API's
+            # answer, a proxy's), never to be read as an empty finished turn.
+            keys = ", ".join(sorted(map(str, response))[:8]) or "none"
+            raise ModelResponseError(
+                f"{provider} returned an object that is not a response (no status and no "
+                f"output; keys: {keys})"
+            )
         found = []
     if not isinstance(found, list):
         raise ModelResponseError(f"{provider} returned an output that is not a list")
@@ -455,8 +464,9 @@ class StreamAssembler:
                 "was discarded"
             )
         output: list[Any] | None = None
-        if not final.get("output") and self.items:
-            # A terminal event without its output: the finished items are the answer.
+        if not final.get("output"):
+            # A terminal event without its output: the finished items (if any) are the answer;
+            # the event itself says the response ended.
             output = [self.items[i] for i in sorted(self.items)]
         return parse_response(
             final,

@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
 from ..computer import (
@@ -97,6 +98,38 @@ _ROLE_USER = "user"
 _ROLE_MODEL = "model"
 
 
+_OPENED: ContextVar[list[Any] | None] = ContextVar("toolwire_google_opened", default=None)
+"""Where the stream being read keeps the HTTP responses the SDK opens for it."""
+
+
+async def _note_response(response: Any) -> None:
+    """The HTTP client's response hook: note a response a stream opened, to close it with the
+    stream (a plain call reads its response whole and leaves none open)."""
+    opened = _OPENED.get()
+    if opened is not None:
+        opened.append(response)
+
+
+async def _close_all(responses: list[Any]) -> None:
+    for response in responses:
+        await response.aclose()  # a no-op for a response already read or closed
+
+
+def _with_response_hook(options: dict[str, Any]) -> dict[str, Any]:
+    """`genai.Client` options whose async HTTP client calls `_note_response` (added to any
+    hooks given). An HTTP client passed in ready (`httpx_async_client`) is left as it is."""
+    from google.genai import types
+
+    given: Any = options.get("http_options")
+    http = types.HttpOptions.model_validate(given or {})
+    args = dict(http.async_client_args or {})
+    hooks = dict(cast(Mapping[str, Any], args.get("event_hooks") or {}))
+    hooks["response"] = [*cast(Sequence[Any], hooks.get("response") or ()), _note_response]
+    args["event_hooks"] = hooks
+    options["http_options"] = http.model_copy(update={"async_client_args": args})
+    return options
+
+
 class _Client:
     """A `genai.Client` as `LoopBoundClient` holds it (its async side closes, then is rebuilt)."""
 
@@ -123,7 +156,9 @@ class GeminiModel(OwnsClient, ModelBase):
         model_name: The model, e.g. `"gemini-2.5-flash"`.
         provider: `"google"` (Gemini API) or `"vertex"`, as stored on the turns it writes.
         client: A ready `google.genai.Client` (used as it is, never closed here).
-        client_options: Arguments for `google.genai.Client` when `client` is not given.
+        client_options: Arguments for `google.genai.Client` when `client` is not given (a
+            response hook is added to its `http_options.async_client_args`, so that a stream
+            stopped early closes its HTTP response at once).
         **provider_options: `GenerateContentConfig` defaults, e.g. `thinking_config={...}`;
             `settings.extra` overrides them.
     """
@@ -148,7 +183,7 @@ class GeminiModel(OwnsClient, ModelBase):
                     "The Gemini adapter needs the `google-genai` package: "
                     "pip install 'toolwire[google]'"
                 ) from exc
-            options = dict(client_options or {})
+            options = _with_response_hook(dict(client_options or {}))
 
             def build() -> _Client:
                 return _Client(genai.Client(**options), owned=True)
@@ -205,15 +240,25 @@ class GeminiModel(OwnsClient, ModelBase):
             CallIds(self.profile.call_id_prefix), self._provider, streamed=True
         )
         client = self._clients.get().sdk
+        # The HTTP responses this stream opens (noted by `_note_response`): closing the SDK's
+        # generator leaves its inner ones, and the response, open until they are collected.
+        opened: list[Any] = []
+        token = _OPENED.set(opened)
         try:
             stream = await client.aio.models.generate_content_stream(
                 model=self._model_name, contents=contents, config=config
             )
         except Exception as exc:
+            await _close_all(opened)
             raise self.map_error(exc) from exc
+        finally:
+            _OPENED.reset(token)
         received = False
         try:
             while True:
+                # Set only around the SDK's own step, which runs in this task and context: the
+                # consumer's context is never left changed between two events.
+                token = _OPENED.set(opened)
                 try:
                     chunk = await anext(stream)
                 except StopAsyncIteration:
@@ -222,11 +267,16 @@ class GeminiModel(OwnsClient, ModelBase):
                     # The SDK connects on the first read: a failure before any chunk came is an
                     # unreachable provider, as for a plain call, not a cut answer.
                     raise self.map_error(exc, streaming=received) from exc
+                finally:
+                    _OPENED.reset(token)
                 received = True
                 for event in assembler.feed(chunk):
                     yield event
         finally:
-            await stream.aclose()
+            try:
+                await stream.aclose()
+            finally:
+                await _close_all(opened)
         completion = assembler.completion()
         _lift_computer_calls(completion.message, request)
         yield CompletionDone(completion)

@@ -295,4 +295,6 @@ class StreamState:
             current.name = current.name or name
         if arguments:
             current.arguments.append(arguments)
-        return ToolCallDelta(position, call_id, name or None, arguments)
+        # Announce the id the turn keeps (a repeated one suffixed), never the raw one.
+        announced = self.answer.keep(current, position) if call_id else None
+        return ToolCallDelta(position, announced, name or None, arguments)

@@ -256,12 +256,28 @@ def _assistant_entries(message: AssistantMessage, own: bool) -> list[dict[str, A
 # --- the answer -------------------------------------------------------------------------------
 
 
+_READ_EVENTS = frozenset(
+    {
+        "conversation.response.started",
+        "conversation.response.done",
+        "conversation.response.error",
+        "message.output.delta",
+        "function.call.delta",
+        "tool.execution.started",
+        "tool.execution.delta",
+        "tool.execution.done",
+    }
+)
+"""The event kinds `ConversationStream` reads."""
+
+
 class ConversationStream:
     """Conversation events folded into the entries a whole response would hold."""
 
-    __slots__ = ("calls", "conversation_id", "entries", "raw", "usage")
+    __slots__ = ("calls", "conversation_id", "entries", "ids", "raw", "usage")
 
     def __init__(self) -> None:
+        self.ids = CallIds(MISTRAL.call_id_prefix)
         self.entries: dict[int, dict[str, Any]] = {}
         self.calls: dict[int, int] = {}  # output index -> position among function calls
         self.conversation_id: str | None = None
@@ -271,6 +287,16 @@ class ConversationStream:
     def feed(self, event: Any) -> list[StreamEvent]:
         self.raw.append(event)
         kind = value(event, "type")
+        if kind == "UNKNOWN":
+            # The SDK keeps an event its types refuse as an unknown one: an event kind read
+            # here (a function call without a name...) is broken, not new, and never skipped.
+            raw = value(event, "raw")
+            broken = value(raw, "type") if isinstance(raw, dict) else None
+            if broken in _READ_EVENTS:
+                raise ModelResponseError(
+                    f"mistral sent a {broken} event toolwire cannot read: {raw!r:.200}"
+                )
+            return []
         index = value(event, "output_index") or 0
         if kind == "conversation.response.started":
             self.conversation_id = value(event, "conversation_id")
@@ -316,6 +342,10 @@ class ConversationStream:
         arguments = value(event, "arguments") or ""
         if entry is None:
             call_id, name = value(event, "tool_call_id"), value(event, "name")
+            if call_id:
+                # The id the turn keeps (a repeated one suffixed), announced as such; taken
+                # again by `parse_conversation`, a kept id stays as it is.
+                call_id = self.ids.take(call_id, self.conversation_id, index)
             entry = self.entries[index] = {
                 "type": "function.call",
                 "tool_call_id": call_id,

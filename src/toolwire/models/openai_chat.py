@@ -189,7 +189,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             stream: AsyncStream[Any] = await self._create(kwargs)
         except Exception as exc:
             raise self.map_error(exc) from exc
-        state = StreamState()
+        state = StreamState(self.profile.call_id_prefix)
         try:
             async for chunk in stream:
                 for event in state.feed(chunk):
