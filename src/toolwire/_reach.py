@@ -6,7 +6,7 @@ provider failed, with the address it tried (a wrong `--base-url` shows at once).
 
 from __future__ import annotations
 
-__all__ = ["cannot_reach"]
+__all__ = ["cannot_reach", "request_url"]
 
 
 def cannot_reach(provider: str, url: str | None, reason: BaseException | str) -> str:
@@ -24,3 +24,28 @@ def cannot_reach(provider: str, url: str | None, reason: BaseException | str) ->
         text = reason
     where = f" at {url.rstrip('/')}" if url else ""
     return f"cannot reach {provider}{where}: {text}"
+
+
+def request_url(error: BaseException) -> str | None:
+    """The URL a failed request went to (from the error or its cause), without credentials or
+    query (Gemini's API key travels in it); `None` when the error does not carry the request."""
+    for found in (error, error.__cause__):
+        if found is None:
+            continue
+        try:
+            request = getattr(found, "request", None)
+        except RuntimeError:  # httpx raises when the request was never set
+            continue
+        url = getattr(request, "url", None)
+        if url is None:
+            continue
+        scheme, host, port = (
+            getattr(url, "scheme", ""),
+            getattr(url, "host", ""),
+            getattr(url, "port", None),
+        )
+        if not scheme or not host:
+            continue
+        where = f"[{host}]" if ":" in host else host
+        return f"{scheme}://{where}{'' if port is None else f':{port}'}{getattr(url, 'path', '')}"
+    return None

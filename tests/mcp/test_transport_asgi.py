@@ -61,7 +61,9 @@ async def test_credentials_and_the_address_reach_the_app() -> None:
         return create_app([ping], auth_token="s3cret-token-for-tests", path="/tools")
 
     url = "http://localhost:9000/tools"
-    async with McpClient(AsgiTransport(app(), url=url, auth_token="s3cret-token-for-tests")) as client:
+    async with McpClient(
+        AsgiTransport(app(), url=url, auth_token="s3cret-token-for-tests")
+    ) as client:
         assert (await client.call_tool("ping")).text == "pong"
     with anyio.fail_after(30), pytest.raises(McpAuthError, match="refused our credentials"):
         await McpClient(AsgiTransport(app(), url=url)).connect()

@@ -465,6 +465,9 @@ async def test_a_refused_or_dropped_connection_is_a_connection_error(
     with pytest.raises(ModelConnectionError) as caught:
         await ask(wire.connect(refused_url), stream)
     assert caught.value.provider == wire.provider
+    # One wording for every provider, with the address tried (a wrong base URL shows at once).
+    origin = refused_url.split("/")[2]
+    assert str(caught.value).startswith(f"cannot reach {wire.provider} at http://{origin}/")
     server = serve(Hangup())  # reads the request, closes without a status line
     with pytest.raises(ModelConnectionError):
         await ask(wire.connect(server.base_url), stream)

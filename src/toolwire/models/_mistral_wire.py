@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from .._reach import cannot_reach, request_url
 from ..errors import (
     MissingApiKeyError,
     ModelConnectionError,
@@ -524,7 +525,9 @@ def sdk_error(exc: Exception, *, streaming: bool) -> Exception:
     if isinstance(exc, httpx2.TransportError):
         if streaming:
             return ModelResponseError(f"the mistral stream was cut: {exc!r}")
-        return ModelConnectionError(f"cannot reach mistral: {exc!r}", provider=PROVIDER)
+        return ModelConnectionError(
+            cannot_reach(PROVIDER, request_url(exc), exc), provider=PROVIDER
+        )
     if isinstance(exc, ValueError | UnicodeDecodeError):
         return ModelResponseError(f"mistral sent a broken response: {exc}")
     return exc

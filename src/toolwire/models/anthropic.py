@@ -45,6 +45,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from .._reach import cannot_reach, request_url
 from ..computer import anthropic_action, computer_block, is_computer_call, lift_calls
 from ..errors import (
     ModelConnectionError,
@@ -366,7 +367,9 @@ class AnthropicModel(OwnsClient, ModelBase):
                 f"Anthropic did not answer in time: {error}", provider=PROVIDER
             )
         if isinstance(error, APIConnectionError):
-            return ModelConnectionError(f"Could not reach Anthropic: {error}", provider=PROVIDER)
+            return ModelConnectionError(
+                cannot_reach(PROVIDER, request_url(error), error), provider=PROVIDER
+            )
         if isinstance(error, httpx2.TransportError):
             # The status line came, then the connection broke: the answer is cut, not missing.
             what = "stream" if streaming else "answer"

@@ -44,6 +44,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
+from .._reach import cannot_reach, request_url
 from ..computer import (
     GEMINI_COMPUTER_FUNCTIONS,
     ComputerCall,
@@ -372,7 +373,9 @@ class GeminiModel(OwnsClient, ModelBase):
             if streaming:
                 # The status line came, then the connection broke: the answer is cut, not missing.
                 return ModelResponseError(f"The {who} stream was cut: {exc!r}")
-            return ModelConnectionError(f"Could not reach {who}: {exc!r}", provider=self._provider)
+            return ModelConnectionError(
+                cannot_reach(self._provider, request_url(exc), exc), provider=self._provider
+            )
         if isinstance(exc, ValueError):  # bad JSON, or JSON the SDK's types refuse
             return ModelResponseError(f"{who} sent an answer toolwire cannot read: {exc}")
         return exc

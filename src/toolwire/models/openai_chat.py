@@ -27,6 +27,7 @@ import hashlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._reach import cannot_reach, request_url
 from ..errors import (
     ModelConnectionError,
     ModelError,
@@ -491,7 +492,7 @@ class OpenAIChatModel(OwnsClient, ModelBase):
             if streaming:
                 return ModelResponseError(f"the {provider} stream was cut: {exc.__cause__ or exc}")
             return ModelConnectionError(
-                f"cannot reach {provider}: {exc.__cause__ or exc}", provider=provider
+                cannot_reach(provider, request_url(exc), exc), provider=provider
             )
         if isinstance(exc, openai.APIError):
             return self._stream_error(exc.body, exc.message)

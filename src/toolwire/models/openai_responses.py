@@ -43,6 +43,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from .._reach import cannot_reach, request_url
 from ..computer import ComputerCall, is_computer_call
 from ..errors import (
     ModelConnectionError,
@@ -482,7 +483,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             if streaming:
                 return ModelResponseError(f"the {provider} stream was cut: {exc.__cause__ or exc}")
             return ModelConnectionError(
-                f"cannot reach {provider}: {exc.__cause__ or exc}", provider=provider
+                cannot_reach(provider, request_url(exc), exc), provider=provider
             )
         return exc
 
