@@ -91,10 +91,14 @@ async def test_streamed_resume_refuses_an_undecided_call() -> None:
     paused = stream.result
     assert paused.stop_reason == "approval_required"
     first, second = (p.call.id for p in paused.pending)
-    with pytest.raises(ValueError, match=f"undecided calls: {second} "):
-        async with agent.run_stream(history=paused.messages, approvals={first: True}) as stream:
-            async for _ in stream:
+
+    async def resume_streamed() -> None:
+        async with agent.run_stream(history=paused.messages, approvals={first: True}) as resumed:
+            async for _ in resumed:
                 pass
+
+    with pytest.raises(ValueError, match=f"undecided calls: {second} "):
+        await resume_streamed()
     assert RAN == []
 
 

@@ -568,8 +568,8 @@ async def test_timeout_on_a_sync_tool_returns_without_waiting_for_the_thread() -
         release.set()
 
 
-@pytest.mark.parametrize("timeout", [None, 30.0])
-async def test_cancellation_propagates(timeout: float | None) -> None:
+@pytest.mark.parametrize("limit", [None, 30.0])
+async def test_cancellation_propagates(limit: float | None) -> None:
     # Cancelling the caller must reach it as cancellation, not come back as an error result
     # (nor, with a timeout, as the tool's own timeout), and nothing after `invoke` may run.
     started = anyio.Event()
@@ -581,7 +581,7 @@ async def test_cancellation_propagates(timeout: float | None) -> None:
         await anyio.sleep_forever()
         return ""
 
-    waiting = tool(timeout=timeout)(wait) if timeout is not None else tool(wait)
+    waiting = tool(timeout=limit)(wait) if limit is not None else tool(wait)
 
     async def call() -> None:
         try:

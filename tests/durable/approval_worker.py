@@ -19,21 +19,21 @@ import anyio
 from toolwire import Agent, ScriptedModel, tool
 from toolwire.durable import DurableAgent, launch, shutdown
 
-DIR = Path()
+EFFECTS: list[Path] = []  # the file the calls that really ran are written to
 
 
 @tool(requires_approval=True)
 def refund(order: str) -> str:
     """Refund an order (needs approval)."""
-    with (DIR / "effects").open("a") as f:
+    with EFFECTS[0].open("a") as f:
         f.write(order + "\n")
     return f"refunded {order}"
 
 
 async def main() -> None:
-    global DIR
     db, folder = sys.argv[1:3]
-    DIR = Path(folder)
+    effects = Path(folder) / "effects"
+    EFFECTS.append(effects)
     model = ScriptedModel([[("refund", {"order": "a"}), ("refund", {"order": "b"})], "done"])
     durable = DurableAgent(Agent(model, tools=[refund]), name="gate", approval_wait=0)
     launch(db)
@@ -46,7 +46,6 @@ async def main() -> None:
         report["error"] = f"{type(exc).__name__}: {exc}"
     else:
         report["stop_reason"] = later.stop_reason
-    effects = DIR / "effects"
     report["ran"] = effects.read_text().split() if effects.exists() else []
     print(json.dumps(report), flush=True)
     shutdown()
