@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 NODE_STAMP := .ci/node/.installed
 
-.PHONY: demo test lint typecheck pytest bench setup clean postgres
+.PHONY: demo test lint typecheck pytest bench setup clean postgres mutations
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "toolwire needs Python 3.11+"'
@@ -50,6 +50,11 @@ pytest: $(STAMP) $(NODE_STAMP) postgres
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
+
+# Deliberate bugs in the security-relevant code, each of which a named test must catch
+# (tests/mutations.py; see docs/testing.md). Fails on a mutant the tests miss.
+mutations: $(STAMP) $(NODE_STAMP)
+	$(BIN)/python tests/mutations.py
 
 bench: $(STAMP) postgres
 	$(BIN)/python benchmarks/dispatch.py

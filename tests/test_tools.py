@@ -568,21 +568,35 @@ async def test_timeout_on_a_sync_tool_returns_without_waiting_for_the_thread() -
         release.set()
 
 
-async def test_cancellation_propagates() -> None:
+@pytest.mark.parametrize("limit", [None, 30.0])
+async def test_cancellation_propagates(limit: float | None) -> None:
+    # Cancelling the caller must reach it as cancellation, not come back as an error result
+    # (nor, with a timeout, as the tool's own timeout), and nothing after `invoke` may run.
     started = anyio.Event()
+    outcome: list[str] = []
 
-    @tool
     async def wait() -> str:
         """Wait."""
         started.set()
         await anyio.sleep_forever()
         return ""
 
+    waiting = tool(timeout=limit)(wait) if limit is not None else tool(wait)
+
+    async def call() -> None:
+        try:
+            result = await waiting.invoke({})
+        except anyio.get_cancelled_exc_class():
+            outcome.append("cancelled")
+            raise
+        outcome.append(f"returned {result.text!r}")
+
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(wait.invoke, {})
+            tg.start_soon(call)
             await started.wait()
             tg.cancel_scope.cancel()
+    assert outcome == ["cancelled"]
 
 
 def test_invalid_timeout() -> None:

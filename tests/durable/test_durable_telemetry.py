@@ -4,6 +4,7 @@ worker's spans show only the steps it ran again (checkpointed ones return withou
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import sys
@@ -37,7 +38,9 @@ def wait_for_line(proc: subprocess.Popen[bytes], text: bytes) -> None:
         ready, _, _ = select.select([proc.stdout], [], [], max(remaining, 0))
         if not ready:
             raise AssertionError(f"no {text!r} from the worker within {TIMEOUT}s")
-        chunk = proc.stdout.read1(4096)  # pyright: ignore[reportAttributeAccessIssue]
+        # The pipe itself, not the buffered file: bytes left in Python's buffer are invisible
+        # to select() and would stall the wait until the deadline.
+        chunk = os.read(proc.stdout.fileno(), 65536)
         if not chunk:
             raise AssertionError(f"the worker exited before {text!r}")
         seen += chunk

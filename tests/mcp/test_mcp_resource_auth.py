@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import json
 import os
-import selectors
+import select
 import subprocess
 import sys
 import time
@@ -191,18 +191,20 @@ def _authorization_servers(folder: Path, entries: list[dict[str, Any]]) -> Itera
 def _wait_ready(proc: subprocess.Popen[bytes], count: int, log: Path) -> None:
     """Wait for a `ready` line per server, bounded: the script prints them once listening."""
     assert proc.stdout is not None
+    fd = proc.stdout.fileno()
     deadline = time.monotonic() + 90  # node starts slowly on a loaded machine
-    ready = 0
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        while ready < count:
-            left = deadline - time.monotonic()
-            if left <= 0 or not selector.select(left):
-                pytest.fail(f"the authorization servers did not start: {log.read_text()}")
-            line = proc.stdout.readline()
-            if not line:
-                pytest.fail(f"the authorization servers exited: {log.read_text()}")
-            ready += line.startswith(b"ready ")
+    out = b""
+    # Read the pipe itself (os.read), never through the buffered file: two lines that come in
+    # one read would leave the second in Python's buffer, where select() cannot see it.
+    while sum(line.startswith(b"ready ") for line in out.split(b"\n")[:-1]) < count:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([fd], [], [], max(left, 0))
+        if not ready:
+            pytest.fail(f"the authorization servers did not start: {log.read_text()}")
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            pytest.fail(f"the authorization servers exited: {log.read_text()}")
+        out += chunk
 
 
 @tool

@@ -101,6 +101,10 @@ HOSTILE: list[tuple[str, str]] = [
     ("factorial(-1)", "not negative"),
     ("factorial(2.5)", "whole number"),
     ("comb(10**9, 10**5)", "limited"),
+    # At the limits themselves: a limit raised (even far) must show here, since 401! would
+    # otherwise fit under the big-integer cap and come back as a number.
+    ("factorial(401)", "limited to n <= 400"),
+    ("comb(5001, 2)", "limited to arguments up to 5000"),
     ("10 ** 1000 * 10 ** 1000", "too large"),
     ("1 / 0", "Division by zero"),
     ("5 % 0", "Division by zero"),
@@ -141,6 +145,11 @@ def test_hostile_input_is_refused(expression: str, fragment: str) -> None:
     with pytest.raises(CalculatorError) as info:
         evaluate(expression)
     assert fragment.lower() in str(info.value).lower(), str(info.value)
+
+
+def test_the_limits_themselves_are_allowed() -> None:
+    assert evaluate("factorial(400)") == math.factorial(400)
+    assert evaluate("comb(5000, 2)") == math.comb(5000, 2)
 
 
 def test_result_formatting() -> None:
