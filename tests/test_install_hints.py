@@ -81,6 +81,13 @@ def _tables(tree: ast.Module) -> list[tuple[str, str]]:
     return pairs
 
 
+def _provider_extras() -> list[tuple[str, str]]:
+    """(extra, module) of every provider entry: `model()` reads its hint from `PROVIDERS`."""
+    from toolwire.models import PROVIDERS
+
+    return [entry.extra for entry in PROVIDERS.values() if entry.extra is not None]
+
+
 def collect_hints() -> list[Hint]:
     """Every install hint in src/toolwire."""
     hints: list[Hint] = []
@@ -94,7 +101,7 @@ def collect_hints() -> list[Hint]:
                     extra, *modules = args
                     hints.append(Hint(where, (extra,), (), tuple(modules or [extra])))
                 else:  # arguments read from a table: every row of it is a message
-                    table = _tables(tree)
+                    table = _tables(tree) or _provider_extras()
                     assert table, f"{where}:{node.lineno}: require_extra with unknown arguments"
                     hints += [Hint(where, (e,), (), (m,)) for e, m in table]
             elif isinstance(node, ast.Try):
@@ -164,7 +171,7 @@ def test_the_hints_are_found() -> None:
     assert Hint("src/toolwire/_cli_trace.py", ("otel",), (), ("opentelemetry.sdk",)) in hints
     assert any(h.extras == ("google",) and "google.genai" in h.modules for h in hints)
     assert any(h.packages == ("genai-prices",) for h in hints)
-    assert any(h.where.startswith("src/toolwire/models/mistral.py") for h in hints)
+    assert any(h.where.startswith("src/toolwire/models/_mistral_wire.py") for h in hints)
     # Every "pip install" said in src is one of them.
     said = {
         str(p.relative_to(ROOT))
