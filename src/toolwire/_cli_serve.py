@@ -163,7 +163,7 @@ def serve(
         run_async(over_stdio)
         return
 
-    from .mcp.server import is_loopback  # the mcp extra
+    from .mcp._base import is_loopback  # the mcp extra
 
     host = "127.0.0.1" if host is None else host
     if secret is None and oauth is None and not is_loopback(host):
@@ -204,6 +204,9 @@ def serve(
             async with anyio.create_task_group() as group:
 
                 async def run_server() -> None:
+                    from .mcp._overload import shed_on_exhaustion  # the mcp extra
+
+                    shed_on_exhaustion(server)  # out of descriptors: shed idle, log sparingly
                     await server.serve(sockets=[listener])
                     group.cancel_scope.cancel()  # the server ended on its own: stop waiting
 
