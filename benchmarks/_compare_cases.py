@@ -51,7 +51,9 @@ def _check_source() -> None:
         raise SystemExit(f"imported toolwire from {where}, not from {expected}")
 
 
-def _runner(rounds: int, *, delay: float = 0.0) -> Callable[[], Awaitable[Any]]:
+def _runner(
+    rounds: int, *, delay: float = 0.0, keep_log: bool = False
+) -> Callable[[], Awaitable[Any]]:
     from toolwire import Agent, tool
     from toolwire.models.testing import FunctionModel
 
@@ -63,13 +65,20 @@ def _runner(rounds: int, *, delay: float = 0.0) -> Callable[[], Awaitable[Any]]:
         async def reply(messages: Any, request: Any) -> Any:
             nonlocal count
             count += 1
+            if not keep_log:
+                # The offline models keep every request they answer, each with its own copy of
+                # the history (O(N^2) memory, which the garbage collector walks), for tests to
+                # read; a real provider's adapter keeps nothing. Dropped, so the figure is the
+                # loop's own; the "log" variant keeps it.
+                model.requests.clear()
             if delay:
                 await asyncio.sleep(delay)
             if count > rounds:
                 return "done"
             return [("bump", {"n": count})]
 
-        agent = Agent(FunctionModel(reply), tools=[t], max_iterations=rounds + 1)
+        model = FunctionModel(reply)
+        agent = Agent(model, tools=[t], max_iterations=rounds + 1)
         result = await agent.run("go")
         assert result.stop_reason == "completed" and len(result.trace) == rounds, result.stop_reason
         return result
@@ -77,10 +86,11 @@ def _runner(rounds: int, *, delay: float = 0.0) -> Callable[[], Awaitable[Any]]:
     return run
 
 
-def loop(rounds: int, repeats: int = 3) -> dict[str, float]:
-    """Per-round CPU time of a run of `rounds` rounds, after a warm-up run (best of `repeats`)."""
+def loop(rounds: int, log: str = "", repeats: int = 3) -> dict[str, float]:
+    """Per-round CPU time of a run of `rounds` rounds, after a warm-up run (best of `repeats`);
+    `log="log"` lets the offline model keep its log of requests."""
     _check_source()
-    run = _runner(rounds)
+    run = _runner(rounds, keep_log=log == "log")
     asyncio.run(run())  # warm-up: first-use costs (lazy imports, caches) are left out
     best = float("inf")
     for _ in range(repeats):
