@@ -123,16 +123,16 @@ def concurrent(runs: int, rounds: int = 3, delay: float = 0.02) -> dict[str, flo
     _check_source()
     run = _runner(rounds, delay=delay)
 
-    async def main() -> float:
+    async def main() -> tuple[float, float]:
         await run()  # warm-up
         gc.collect()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(run() for _ in range(runs)))
-        return time.perf_counter() - started
+        return time.perf_counter() - started, time.process_time() - cpu
 
-    wall = asyncio.run(main())
+    wall, cpu = asyncio.run(main())
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kilobytes on Linux
-    return {"wall_ms": wall * 1e3, "peak_rss_mb": peak_kb / 1024}
+    return {"wall_ms": wall * 1e3, "cpu_ms": cpu * 1e3, "peak_rss_mb": peak_kb / 1024}
 
 
 def imports(which: str) -> dict[str, float]:
