@@ -44,6 +44,7 @@ MEASURES: list[tuple[str, list[str], str, str]] = [
     ("loop, cold (first run), 200 rounds", ["cold", "200"], "us_per_round", "us/round"),
     ("import + first run, 200 rounds", ["cold", "200"], "import_and_run_ms", "ms"),
     ("1,000 concurrent runs x 3 rounds", ["concurrent", "1000"], "wall_ms", "ms wall"),
+    ("1,000 concurrent runs: CPU", ["concurrent", "1000"], "cpu_ms", "ms CPU"),
     ("1,000 concurrent runs: peak RSS", ["concurrent", "1000"], "peak_rss_mb", "MB"),
     (IMPORT, ["import", "toolwire"], "ms", "ms CPU"),
     (DEPS, ["import", "deps"], "ms", "ms CPU"),
