@@ -8,6 +8,7 @@ Per-round work is proportional to the round, never to the length of the history.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import time
@@ -66,6 +67,9 @@ logger = logging.getLogger("toolwire")
 
 _CLOSE_TIMEOUT = 5.0
 """Seconds a cancelled run waits for the model's stream to close."""
+
+_NO_SCOPE: contextlib.nullcontext[None] = contextlib.nullcontext()
+"""Stands in for the cancel scope of a run without a time limit (stateless, so shared)."""
 
 _NONE_DECIDED: Mapping[str, ToolResultMessage] = MappingProxyType({})
 """A turn with no call decided before it runs (the usual case): one read-only empty mapping."""
@@ -685,12 +689,15 @@ async def _run_state(
         if limits.max_seconds is not None:
             state.deadline = anyio.current_time() + limits.max_seconds
         try:
-            with anyio.CancelScope(deadline=state.deadline or float("inf")) as scope:
+            # A run without a time limit needs no cancel scope (one is several objects, each
+            # kept alive for as long as the run, for the garbage collector to walk).
+            deadline = state.deadline
+            with _NO_SCOPE if deadline is None else anyio.CancelScope(deadline=deadline) as scope:
                 await state.resume_turn(approvals, results)
                 if prompt is not None:
                     state.messages.append(UserMessage.of(prompt))
                 await state.rounds()
-            if scope.cancelled_caught:
+            if scope is not None and scope.cancelled_caught:
                 state.stop_reason = "time_limit"
         except BaseException as exc:
             cancelled = isinstance(exc, anyio.get_cancelled_exc_class() | KeyboardInterrupt)
