@@ -7,6 +7,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 NODE_STAMP := .ci/node/.installed
+# The git ref `make bench` compares the working tree with (benchmarks/compare.py).
+REF ?= main
 
 .PHONY: demo test lint typecheck pytest bench setup clean postgres mutations
 
@@ -64,6 +66,7 @@ bench: $(STAMP) postgres
 	$(BIN)/python benchmarks/import_time.py
 	$(BIN)/python benchmarks/price_tables.py
 	$(BIN)/python benchmarks/durable.py
+	$(BIN)/python benchmarks/compare.py $(REF)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .ci/node

@@ -8,8 +8,8 @@ it starts, and never leak into the caller's code after the run.
 from __future__ import annotations
 
 from collections.abc import Generator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar, Token
 
 __all__ = [
     "CALL_ID",
@@ -37,16 +37,33 @@ def current_call() -> str | None:
     return _call.get()
 
 
-@contextmanager
-def in_run(run_id: str) -> Generator[None]:
+class _InRun:
+    """`in_run`'s context manager: a class, not a generator, since every run enters one and
+    thousands of runs in flight each keep theirs (fewer objects for the garbage collector)."""
+
+    __slots__ = ("_call_token", "_run_id", "_run_token")
+
+    def __init__(self, run_id: str) -> None:
+        self._run_id = run_id
+        self._run_token: Token[str | None] | None = None
+        self._call_token: Token[str | None] | None = None
+
+    def __enter__(self) -> None:
+        self._run_token = _run.set(self._run_id)
+        # Only a run started inside a tool call (an agent as a tool) has a call id to hide.
+        if _call.get() is not None:
+            self._call_token = _call.set(None)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._call_token is not None:
+            _call.reset(self._call_token)
+        if self._run_token is not None:
+            _run.reset(self._run_token)
+
+
+def in_run(run_id: str) -> AbstractContextManager[None]:
     """Mark the code inside as part of run `run_id` (its tool calls: of no call yet)."""
-    run_token = _run.set(run_id)
-    call_token = _call.set(None)
-    try:
-        yield
-    finally:
-        _call.reset(call_token)
-        _run.reset(run_token)
+    return _InRun(run_id)
 
 
 @contextmanager

@@ -8,11 +8,14 @@ Per-round work is proportional to the round, never to the length of the history.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from decimal import Decimal
+from types import MappingProxyType
 from typing import Any, cast
 
 import anyio
@@ -55,7 +58,7 @@ from .models.base import (
 )
 from .output import RunOutput
 from .results import TextPart, error_result
-from .tools import Tool, ToolContext, ToolLike
+from .tools import Tool, ToolContext
 from .usage import estimate_cost
 
 __all__ = ["run"]
@@ -64,6 +67,12 @@ logger = logging.getLogger("toolwire")
 
 _CLOSE_TIMEOUT = 5.0
 """Seconds a cancelled run waits for the model's stream to close."""
+
+_NO_SCOPE: contextlib.nullcontext[None] = contextlib.nullcontext()
+"""Stands in for the cancel scope of a run without a time limit (stateless, so shared)."""
+
+_NONE_DECIDED: Mapping[str, ToolResultMessage] = MappingProxyType({})
+"""A turn with no call decided before it runs (the usual case): one read-only empty mapping."""
 
 
 def _ids_look_unique(calls: Sequence[ToolCallBlock]) -> bool:
@@ -98,6 +107,13 @@ class _Run:
                 options.output_type, options.output_mode, options.output_retries, config.model
             )
         self.run_id = uuid.uuid4().hex[:16]  # ties this run's log records together
+        # The same in every request of the run: built once (requests share them, unchanged).
+        self.request_tools: list[Tool] = list(config.tools.values())
+        if self.output is not None:
+            self.request_tools += self.output.tools()
+        self.request_natives: list[Any] = list(config.native_tools)
+        # An unobserved run builds no events at all (most runs: no subscriber, not streamed).
+        self.observed = bool(config.subscribers) or config.stream_sink is not None
 
     # -- events
 
@@ -160,20 +176,20 @@ class _Run:
                 self.messages.append(missing_result(call, "no result was recorded for this call"))
             self.open_calls = []
         self.iterations += 1
-        await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
-        tools: list[ToolLike] = [*config.tools.values(), *config.native_tools]
+        if self.observed:
+            await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
         choice = self.tool_choice
         native = None
         if self.output is not None:
-            tools += self.output.tools()
             choice = self.output.tool_choice(choice)
             native = self.output.native_spec()
+        # No closure here: a lambda would turn these locals into cells in every round's frame.
         if config.backend is not None:
             completion = await config.backend.model_step(
-                lambda: self._request(tools, choice, native)
+                functools.partial(self._request, choice, native)
             )
         else:
-            completion = await self._request(tools, choice, native)
+            completion = await self._request(choice, native)
         self.usage = self.usage + completion.usage
         # Priced by the provider that answered: a fallback model may have answered through
         # another provider than the one it is named after.
@@ -181,24 +197,27 @@ class _Run:
         self.priced.append((provider, completion.model, completion.usage))
         if logger.isEnabledFor(logging.DEBUG):
             _log_answer(self.run_id, self.iterations, provider, completion)
-        await self.emit(ModelResponseEvent(self.iterations, completion))
+        if self.observed:
+            await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
 
-    async def _request(
-        self, tools: list[ToolLike], choice: ToolChoice, native: OutputSpec | None
-    ) -> Completion:
+    def _request(self, choice: ToolChoice, native: OutputSpec | None) -> Awaitable[Completion]:
+        # Hands back the model's own awaitable: no coroutine of its own stays alive (one object
+        # fewer per run in flight, for the garbage collector to walk) while the model answers.
+        # What `ModelRequest.build` would make, with the run's tool lists built once: only the
+        # history is copied, so each request keeps the conversation as it was sent.
         config = self.config
-        request = ModelRequest.build(
-            None,
-            history=self.messages,
-            tools=tools,
+        request = ModelRequest(
+            messages=list(self.messages),
+            tools=self.request_tools,
             tool_choice=choice,
             settings=config.settings,
+            native_tools=self.request_natives,
             output=native,
         )
         if config.stream_sink is not None:
-            return await self._ask_streaming(config.model.send_stream(request))
-        return await config.model.send(request)
+            return self._ask_streaming(config.model.send_stream(request))
+        return config.model.send(request)
 
     async def _ask_streaming(self, events: AsyncIterator[StreamEvent]) -> Completion:
         config = self.config
@@ -269,7 +288,7 @@ class _Run:
                     else "external_calls"
                 )
                 return
-            await self.execute(calls, {})
+            await self.execute(calls, _NONE_DECIDED)
             if self.tool_choice not in ("auto", "none"):
                 # A forced tool choice would force a call every round and the run would never end.
                 self.tool_choice = "auto"
@@ -303,6 +322,9 @@ class _Run:
         self, calls: Sequence[ToolCallBlock], decided: Mapping[str, ToolResultMessage]
     ) -> None:
         """Run a turn's calls and append one result per call, in call order, whatever happens."""
+        if len(calls) == 1 and not decided:
+            await self._execute_one(calls[0])
+            return
         slots: list[ToolResultMessage | None] = [decided.get(c.id) for c in calls]
         traces: list[TraceEntry | None] = [None] * len(calls)
         try:
@@ -312,11 +334,7 @@ class _Run:
             elif todo:
                 await self._run_many(calls, slots, traces, todo)
         finally:
-            why = (
-                "the run's time limit was reached before this call finished"
-                if self.timed_out()
-                else "the run was cancelled before this call finished"
-            )
+            why = self._unfinished()
             for i, call in enumerate(calls):
                 result = slots[i]
                 if result is None:
@@ -330,6 +348,28 @@ class _Run:
                     self.trace.append(trace)
                 self.messages.append(result)
             self.open_calls = []
+
+    async def _execute_one(self, call: ToolCallBlock) -> None:
+        # `execute` for the usual turn, one call and nothing decided, without its lists.
+        result: ToolResultMessage | None = None
+        trace: TraceEntry | None = None
+        try:
+            result, trace = await self.run_call(call)
+        finally:
+            if result is None or trace is None:
+                result = missing_result(call, self._unfinished())
+                trace = TraceEntry(
+                    call.id, call.name, call.arguments, result.text, True, 0.0, self.iterations
+                )
+            self.trace.append(trace)
+            self.messages.append(result)
+            self.open_calls = []
+
+    def _unfinished(self) -> str:
+        """Why a call has no result."""
+        if self.timed_out():
+            return "the run's time limit was reached before this call finished"
+        return "the run was cancelled before this call finished"
 
     async def _run_many(
         self,
@@ -377,7 +417,7 @@ class _Run:
         config = self.config
         iteration = self.iterations
         started = time.perf_counter()
-        if config.subscribers or config.stream_sink is not None:
+        if self.observed:
             await self.emit(FunctionCallStarted(call.id, call.name, call.arguments, iteration))
         tool_call = ToolCall(call.id, call.name, call.arguments)
         tool = config.tools.get(call.name)
@@ -424,7 +464,7 @@ class _Run:
             error,
         )
         _log_call(self.run_id, trace)
-        if config.subscribers or config.stream_sink is not None:
+        if self.observed:
             await self.emit(
                 FunctionCallCompleted(
                     call.id,
@@ -580,37 +620,55 @@ def _log_call(run_id: str, trace: TraceEntry) -> None:
         )
 
 
-async def run(
+def run(
     config: LoopConfig,
     prompt: str | None,
     history: Sequence[Message] | None,
     *,
     approvals: Mapping[str, bool | str] | None = None,
     results: Mapping[str, Any] | None = None,
-) -> RunResult:
-    """One run of the loop; see `Agent.run` for the semantics."""
+) -> Awaitable[RunResult]:
+    """One run of the loop; see `Agent.run` for the semantics.
+
+    A plain function handing back the run's coroutine: with thousands of runs in flight, every
+    coroutine (and every closure cell) a run keeps alive is one more object for the garbage
+    collector to walk.
+    """
     tracing = config.tracer
     if tracing is not None:
-        return await tracing.run(
-            config, lambda traced: _run(traced, prompt, history, approvals, results)
+        body = functools.partial(
+            _run, prompt=prompt, history=history, approvals=approvals, results=results
         )
-    return await _run(config, prompt, history, approvals, results)
+        return tracing.run(config, body)
+    return _run(config, prompt, history, approvals, results)
 
 
-async def _run(
+def _run(
     config: LoopConfig,
     prompt: str | None,
     history: Sequence[Message] | None,
     approvals: Mapping[str, bool | str] | None,
     results: Mapping[str, Any] | None,
-) -> RunResult:
+) -> Coroutine[Any, Any, RunResult]:
+    # A plain function: the run keeps one coroutine alive, `_run_state`'s.
     resuming = approvals is not None or results is not None
     messages, repairs = _prepare(history, config.options.instructions, resuming=resuming)
     for repair in repairs:
         logger.warning("toolwire: repaired the history handed in: %s", repair)
     state = _Run(config, messages, len(messages))
-    with in_run(state.run_id):  # for the log records of everything the run does
-        return await _run_state(state, prompt, approvals, results, resuming=resuming)
+    if state.output is not None:
+        note = state.output.instructions()
+        if note is not None and not _has_system(messages, note.text):
+            at = 0
+            while at < len(messages) and isinstance(messages[at], SystemMessage):
+                at += 1
+            messages.insert(at, note)
+    return _run_state(state, prompt, approvals, results, resuming=resuming)
+
+
+def _has_system(messages: Sequence[Message], text: str) -> bool:
+    # A function of its own: a generator expression in `_run_state` would make its locals cells.
+    return any(isinstance(m, SystemMessage) and m.text == text for m in messages)
 
 
 async def _run_state(
@@ -621,49 +679,48 @@ async def _run_state(
     *,
     resuming: bool,
 ) -> RunResult:
-    config, messages = state.config, state.messages
-    if state.output is not None:
-        note = state.output.instructions()
-        if note is not None and not any(
-            isinstance(m, SystemMessage) and m.text == note.text for m in messages
+    config = state.config
+    with in_run(state.run_id):  # for the log records of everything the run does
+        if resuming and state.tool_choice not in ("auto", "none"):
+            # The paused turn already obeyed the forced choice; forcing it again on the follow-up
+            # would make the model call a tool where it should answer.
+            state.tool_choice = "auto"
+        limits = config.limits
+        if limits.max_seconds is not None:
+            state.deadline = anyio.current_time() + limits.max_seconds
+        try:
+            # A run without a time limit needs no cancel scope (one is several objects, each
+            # kept alive for as long as the run, for the garbage collector to walk).
+            deadline = state.deadline
+            with _NO_SCOPE if deadline is None else anyio.CancelScope(deadline=deadline) as scope:
+                await state.resume_turn(approvals, results)
+                if prompt is not None:
+                    state.messages.append(UserMessage.of(prompt))
+                await state.rounds()
+            if scope is not None and scope.cancelled_caught:
+                state.stop_reason = "time_limit"
+        except BaseException as exc:
+            cancelled = isinstance(exc, anyio.get_cancelled_exc_class() | KeyboardInterrupt)
+            state.stop_reason = "cancelled" if cancelled else "error"
+            if state.observed:
+                with anyio.CancelScope(shield=True):
+                    await state.emit(RunCompleted(state.result()))
+            raise
+        result = state.result()
+        if state.observed:
+            await state.emit(RunCompleted(result))
+        if limits.raise_on_limit and result.stop_reason in (
+            "max_iterations",
+            "token_limit",
+            "cost_limit",
+            "time_limit",
         ):
-            at = 0
-            while at < len(messages) and isinstance(messages[at], SystemMessage):
-                at += 1
-            messages.insert(at, note)
-    if resuming and state.tool_choice not in ("auto", "none"):
-        # The paused turn already obeyed the forced choice; forcing it again on the follow-up
-        # would make the model call a tool where it should answer.
-        state.tool_choice = "auto"
-    limits = config.limits
-    if limits.max_seconds is not None:
-        state.deadline = anyio.current_time() + limits.max_seconds
-    try:
-        with anyio.CancelScope(deadline=state.deadline or float("inf")) as scope:
-            await state.resume_turn(approvals, results)
-            if prompt is not None:
-                messages.append(UserMessage.of(prompt))
-            await state.rounds()
-        if scope.cancelled_caught:
-            state.stop_reason = "time_limit"
-    except BaseException as exc:
-        cancelled = isinstance(exc, anyio.get_cancelled_exc_class() | KeyboardInterrupt)
-        state.stop_reason = "cancelled" if cancelled else "error"
-        with anyio.CancelScope(shield=True):
-            await state.emit(RunCompleted(state.result()))
-        raise
-    result = state.result()
-    await state.emit(RunCompleted(result))
-    if limits.raise_on_limit and result.stop_reason in (
-        "max_iterations",
-        "token_limit",
-        "cost_limit",
-        "time_limit",
-    ):
-        raise UsageLimitExceeded(
-            result.stop_reason, f"the run stopped: {result.stop_reason.replace('_', ' ')}", result
-        )
-    return result
+            raise UsageLimitExceeded(
+                result.stop_reason,
+                f"the run stopped: {result.stop_reason.replace('_', ' ')}",
+                result,
+            )
+        return result
 
 
 def _prepare(
