@@ -191,6 +191,7 @@ class FunctionTool:
         self._requires_approval = requires_approval
         self._function = function
         self._compiled: dict[Dialect, CompiledSchema] = {}
+        self._definitions: dict[DefinitionDialect, ToolDefinition] = {}
         self._strict = self._resolve_strict(strict)
         # Strict mode makes optional properties required-but-nullable; a null the model sends for
         # one that refuses null means "not given", so it is removed before validation. When every
@@ -384,8 +385,14 @@ class FunctionTool:
         return found
 
     def definition(self, dialect: DefinitionDialect) -> ToolDefinition:
-        """The provider-ready definition: for `"openai"`, a strict tool compiles to `openai-strict`."""
-        return _definition(self, dialect, self.compiled)
+        """The provider-ready definition: for `"openai"`, a strict tool compiles to `openai-strict`.
+
+        Built once per dialect and kept (the definition is frozen), so a request pays nothing
+        for a tool it has sent before."""
+        found = self._definitions.get(dialect)
+        if found is None:
+            found = self._definitions[dialect] = _definition(self, dialect, self.compiled)
+        return found
 
 
 def _decoded(raw: str | bytes | Mapping[str, Any] | None) -> tuple[bool, Any]:
