@@ -8,6 +8,7 @@ serving live here, over `_serve_app` (an app under uvicorn) and `_serve_workers`
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -235,6 +236,9 @@ def _serve_with_workers(
     workers: int, specs: Sequence[str], prebuilt: bool, listen: dict[str, Any]
 ) -> None:
     listener, url, options = http_listener(**listen)
+    # One secret for every worker: a 2026-07-28 call that asked its client a question comes back
+    # with the sealed request state, and the worker it lands on must be able to open it.
+    options["request_state_keys"] = [secrets.token_urlsafe(32)]
     plan = WorkerPlan(
         tools=list(specs), prebuilt=prebuilt, app_options=options, debug=state["debug"]
     )
