@@ -135,6 +135,8 @@ class HttpSession:
         self._needs_session = False
         # Per tool, the arguments a 2026-07-28 server wants mirrored as `Mcp-Param-*` headers.
         self._param_headers: dict[str, dict[tuple[str, ...], str]] = {}
+        # The session's GET stream while calls that rely on it are in flight (`_send_listening`).
+        self._listening: _Listening | None = None
 
     @property
     def modern(self) -> bool:
@@ -551,17 +553,41 @@ class HttpSession:
 
         A server may ask for input on that stream instead of on the call's own answer (the
         TypeScript SDK's servers do, unless the tool names the call it belongs to), so it is
-        opened before the call goes out and closed when the call is answered.
+        opened before the call goes out and closed when no call is in flight any more. A
+        session has at most one such stream (the SDK's servers refuse a second one with 409),
+        so concurrent calls share the one the first call opened, and that call keeps it open
+        until the last of them is answered: closing it earlier would drop, unanswered, a
+        request the server then sends for a call still running, which waits for ever.
         """
+        shared = self._listening
+        if shared is not None:
+            shared.calls += 1
+            try:
+                # Not before the stream is open: a request sent meanwhile would be dropped.
+                await shared.ready.wait()
+                return await self._send(request_id, method, params)
+            finally:
+                shared.done()
+        shared = self._listening = _Listening()
         failure: BaseException | None = None
         result: Any = None
-        async with anyio.create_task_group() as tg:
-            await tg.start(self._listen)
-            try:
-                result = await self._send(request_id, method, params)
-            except Exception as exc:  # re-raised below, outside the task group's wrapping
-                failure = exc
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                try:
+                    await tg.start(self._listen)
+                finally:
+                    shared.ready.set()
+                try:
+                    result = await self._send(request_id, method, params)
+                except Exception as exc:  # re-raised below, outside the task group's wrapping
+                    failure = exc
+                shared.done()
+                await shared.drained.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            # Also when cancelled: the calls still running then lose the stream.
+            if self._listening is shared:
+                self._listening = None
         if failure is not None:
             raise failure
         return result
@@ -616,6 +642,21 @@ class HttpSession:
             max_event_bytes=self.max_answer_bytes,
             limit_name="max_answer_bytes",
         )
+
+
+class _Listening:
+    """The calls in flight sharing the session's GET stream: `ready` is set once the stream is
+    open (or refused), `drained` when no call is in flight any more."""
+
+    def __init__(self) -> None:
+        self.calls = 1
+        self.ready = anyio.Event()
+        self.drained = anyio.Event()
+
+    def done(self) -> None:
+        self.calls -= 1
+        if self.calls == 0:
+            self.drained.set()
 
 
 @dataclass(slots=True)
