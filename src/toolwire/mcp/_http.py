@@ -83,6 +83,11 @@ _RETRY_AFTER_LIMIT = 30.0
 _MAX_RETRY_AFTERS = 3
 """How many `Retry-After` answers one request waits out before giving up."""
 
+_GET_CONFLICT_RETRIES = 5
+_GET_CONFLICT_DELAY = 0.02
+"""A GET stream refused with 409 (the session's previous one not yet gone on the server) is
+asked again this many times, after this many seconds, doubling: about 0.6 s in all."""
+
 
 class HttpSession:
     """One MCP session over Streamable HTTP; safe for concurrent requests."""
@@ -599,16 +604,26 @@ class HttpSession:
         headers.pop("content-type", None)
         started = False
         try:
-            async with self._client.stream("GET", self.url, headers=headers, **self._auth) as got:
-                task_status.started()
-                started = True
-                kind = got.headers.get("content-type", "").lower()
-                if got.status_code != 200 or not kind.startswith("text/event-stream"):
-                    return  # e.g. 405: this server keeps no such stream
-                async for event in self._events(got):
-                    message: Any = loads(event.data) if event.data else None
-                    if isinstance(message, dict) and "method" in message and "id" in message:
-                        await self._serve_request(typing.cast(dict[str, Any], message))
+            for attempt in range(_GET_CONFLICT_RETRIES + 1):
+                async with self._client.stream(
+                    "GET", self.url, headers=headers, **self._auth
+                ) as got:
+                    if got.status_code == 409 and attempt < _GET_CONFLICT_RETRIES:
+                        # The stream the previous call just closed is still registered on the
+                        # server until it notices; a question sent meanwhile would be lost.
+                        await read_prefix(got, _MAX_ERROR_BYTES)
+                        await anyio.sleep(_GET_CONFLICT_DELAY * 2**attempt)
+                        continue
+                    task_status.started()
+                    started = True
+                    kind = got.headers.get("content-type", "").lower()
+                    if got.status_code != 200 or not kind.startswith("text/event-stream"):
+                        return  # e.g. 405: this server keeps no such stream
+                    async for event in self._events(got):
+                        message: Any = loads(event.data) if event.data else None
+                        if isinstance(message, dict) and "method" in message and "id" in message:
+                            await self._serve_request(typing.cast(dict[str, Any], message))
+                    return
         except (httpx2.HTTPError, McpError, OAuthFlowError, ValidationError):
             pass  # the call itself goes on; it only cannot be asked anything
         finally:
