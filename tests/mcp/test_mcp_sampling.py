@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPDeprecationWarning
 from sampling_server import PNG, WAV, build
 
 from conftest import free_port, node_env, require_node_tool, serve_app, wait_for_port
@@ -412,6 +416,62 @@ async def test_toolwire_run_answers_with_the_runs_own_model_when_allowed() -> No
         code, out, err = await _toolwire("run", "check", "--mcp", url)
         assert code == 0, err
         assert '{"declared": false}' in out
+
+
+def _relay_server(release: anyio.Event, entered: anyio.Event, go: anyio.Event) -> Any:
+    """`held` waits for `release`; `late` asks for a completion on the session's GET stream (no
+    related request) once `go` is set, so its question needs a GET stream still open then."""
+    server = MCPServer("relay")
+
+    @server.tool()
+    async def held() -> str:
+        await release.wait()
+        return "held done"
+
+    @server.tool()
+    async def late(ctx: Context) -> str:
+        entered.set()
+        await go.wait()
+        message = types.SamplingMessage(
+            role="user", content=types.TextContent(type="text", text="hi")
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            result = await ctx.session.create_message([message], max_tokens=20)
+        content = result.content
+        assert isinstance(content, types.TextContent)
+        return content.text
+
+    return server.streamable_http_app()
+
+
+async def test_a_call_still_running_keeps_the_get_stream_after_a_concurrent_call_ends() -> None:
+    # The session has one GET stream (a second one gets 409), opened by the first call in
+    # flight. When that call was answered first, it closed the stream while a concurrent call
+    # was still running: the server's question for that call was then dropped and the call
+    # waited for ever (`toolwire run` calling two sampling tools at once hung, one run in three).
+    release, entered, go = anyio.Event(), anyio.Event(), anyio.Event()
+    answers: dict[str, str] = {}
+    model = ScriptedModel(["from the client"])
+    async with (
+        serve_app(_relay_server(release, entered, go)) as url,
+        McpClient(url, sampling=model) as client,
+    ):
+
+        async def call(name: str) -> None:
+            answers[name] = (await client.call_tool(name)).text
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call, "held")
+                tg.start_soon(call, "late")
+                await entered.wait()
+                release.set()
+                # Let `held` be answered and everything it does afterwards settle before the
+                # server asks its question for `late`.
+                await anyio.wait_all_tasks_blocked()
+                go.set()
+    assert answers == {"held": "held done", "late": "from the client"}
 
 
 async def test_asking_on_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

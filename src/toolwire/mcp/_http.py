@@ -83,6 +83,11 @@ _RETRY_AFTER_LIMIT = 30.0
 _MAX_RETRY_AFTERS = 3
 """How many `Retry-After` answers one request waits out before giving up."""
 
+_GET_CONFLICT_RETRIES = 5
+_GET_CONFLICT_DELAY = 0.02
+"""A GET stream refused with 409 (the session's previous one not yet gone on the server) is
+asked again this many times, after this many seconds, doubling: about 0.6 s in all."""
+
 
 class HttpSession:
     """One MCP session over Streamable HTTP; safe for concurrent requests."""
@@ -135,6 +140,8 @@ class HttpSession:
         self._needs_session = False
         # Per tool, the arguments a 2026-07-28 server wants mirrored as `Mcp-Param-*` headers.
         self._param_headers: dict[str, dict[tuple[str, ...], str]] = {}
+        # The session's GET stream while calls that rely on it are in flight (`_send_listening`).
+        self._listening: _Listening | None = None
 
     @property
     def modern(self) -> bool:
@@ -551,17 +558,41 @@ class HttpSession:
 
         A server may ask for input on that stream instead of on the call's own answer (the
         TypeScript SDK's servers do, unless the tool names the call it belongs to), so it is
-        opened before the call goes out and closed when the call is answered.
+        opened before the call goes out and closed when no call is in flight any more. A
+        session has at most one such stream (the SDK's servers refuse a second one with 409),
+        so concurrent calls share the one the first call opened, and that call keeps it open
+        until the last of them is answered: closing it earlier would drop, unanswered, a
+        request the server then sends for a call still running, which waits for ever.
         """
+        shared = self._listening
+        if shared is not None:
+            shared.calls += 1
+            try:
+                # Not before the stream is open: a request sent meanwhile would be dropped.
+                await shared.ready.wait()
+                return await self._send(request_id, method, params)
+            finally:
+                shared.done()
+        shared = self._listening = _Listening()
         failure: BaseException | None = None
         result: Any = None
-        async with anyio.create_task_group() as tg:
-            await tg.start(self._listen)
-            try:
-                result = await self._send(request_id, method, params)
-            except Exception as exc:  # re-raised below, outside the task group's wrapping
-                failure = exc
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                try:
+                    await tg.start(self._listen)
+                finally:
+                    shared.ready.set()
+                try:
+                    result = await self._send(request_id, method, params)
+                except Exception as exc:  # re-raised below, outside the task group's wrapping
+                    failure = exc
+                shared.done()
+                await shared.drained.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            # Also when cancelled: the calls still running then lose the stream.
+            if self._listening is shared:
+                self._listening = None
         if failure is not None:
             raise failure
         return result
@@ -573,16 +604,26 @@ class HttpSession:
         headers.pop("content-type", None)
         started = False
         try:
-            async with self._client.stream("GET", self.url, headers=headers, **self._auth) as got:
-                task_status.started()
-                started = True
-                kind = got.headers.get("content-type", "").lower()
-                if got.status_code != 200 or not kind.startswith("text/event-stream"):
-                    return  # e.g. 405: this server keeps no such stream
-                async for event in self._events(got):
-                    message: Any = loads(event.data) if event.data else None
-                    if isinstance(message, dict) and "method" in message and "id" in message:
-                        await self._serve_request(typing.cast(dict[str, Any], message))
+            for attempt in range(_GET_CONFLICT_RETRIES + 1):
+                async with self._client.stream(
+                    "GET", self.url, headers=headers, **self._auth
+                ) as got:
+                    if got.status_code == 409 and attempt < _GET_CONFLICT_RETRIES:
+                        # The stream the previous call just closed is still registered on the
+                        # server until it notices; a question sent meanwhile would be lost.
+                        await read_prefix(got, _MAX_ERROR_BYTES)
+                        await anyio.sleep(_GET_CONFLICT_DELAY * 2**attempt)
+                        continue
+                    task_status.started()
+                    started = True
+                    kind = got.headers.get("content-type", "").lower()
+                    if got.status_code != 200 or not kind.startswith("text/event-stream"):
+                        return  # e.g. 405: this server keeps no such stream
+                    async for event in self._events(got):
+                        message: Any = loads(event.data) if event.data else None
+                        if isinstance(message, dict) and "method" in message and "id" in message:
+                            await self._serve_request(typing.cast(dict[str, Any], message))
+                    return
         except (httpx2.HTTPError, McpError, OAuthFlowError, ValidationError):
             pass  # the call itself goes on; it only cannot be asked anything
         finally:
@@ -616,6 +657,21 @@ class HttpSession:
             max_event_bytes=self.max_answer_bytes,
             limit_name="max_answer_bytes",
         )
+
+
+class _Listening:
+    """The calls in flight sharing the session's GET stream: `ready` is set once the stream is
+    open (or refused), `drained` when no call is in flight any more."""
+
+    def __init__(self) -> None:
+        self.calls = 1
+        self.ready = anyio.Event()
+        self.drained = anyio.Event()
+
+    def done(self) -> None:
+        self.calls -= 1
+        if self.calls == 0:
+            self.drained.set()
 
 
 @dataclass(slots=True)
