@@ -14,7 +14,8 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_servers import PNG, WAV
+from conformance_server import RAN
+from conformance_server import conformance_tools as fixture_tools
 
 from conftest import (
     free_port,
@@ -26,10 +27,8 @@ from conftest import (
     verdicts,
     wait_for_port,
 )
-from toolwire import ToolError, tool
 from toolwire.mcp import McpClient, McpTool, StdioServerParameters, create_app
 from toolwire.results import (
-    AudioPart,
     ImagePart,
     ResourceLinkPart,
     ResourcePart,
@@ -38,87 +37,21 @@ from toolwire.results import (
 
 pytestmark = pytest.mark.anyio
 
-RAN: list[str] = []
+_PLAIN_TOOLS = {
+    "test_simple_text",
+    "test_image_content",
+    "test_audio_content",
+    "test_embedded_resource",
+    "test_multiple_content_types",
+    "test_error_handling",
+    "json_schema_2020_12_tool",
+}
 
 
 def conformance_tools() -> list[Any]:
-    """The tools the server scenarios call, written as ordinary toolwire tools."""
-
-    @tool
-    def test_simple_text() -> str:
-        """Simple text."""
-        RAN.append("test_simple_text")
-        return "This is a simple text response for testing."
-
-    @tool
-    def test_image_content() -> ImagePart:
-        """An image."""
-        RAN.append("test_image_content")
-        return ImagePart(data=PNG, mime_type="image/png")
-
-    @tool
-    def test_audio_content() -> AudioPart:
-        """Audio."""
-        RAN.append("test_audio_content")
-        return AudioPart(data=WAV, mime_type="audio/wav")
-
-    @tool
-    def test_embedded_resource() -> ResourcePart:
-        """An embedded resource."""
-        RAN.append("test_embedded_resource")
-        return ResourcePart(
-            uri="test://embedded-resource",
-            mime_type="text/plain",
-            text="This is an embedded resource content.",
-        )
-
-    @tool
-    def test_multiple_content_types() -> list[Any]:
-        """Text, image and resource."""
-        RAN.append("test_multiple_content_types")
-        return [
-            TextPart("Multiple content types test:"),
-            ImagePart(data=PNG, mime_type="image/png"),
-            ResourcePart(
-                uri="test://mixed-content-resource",
-                mime_type="application/json",
-                text='{"test":"data","value":123}',
-            ),
-        ]
-
-    @tool
-    def test_error_handling() -> str:
-        """Always fails."""
-        RAN.append("test_error_handling")
-        raise ToolError("This tool intentionally returns an error for testing")
-
-    schema = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "$defs": {
-            "address": {
-                "type": "object",
-                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
-            }
-        },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
-        "additionalProperties": False,
-    }
-    json_schema_tool = tool(
-        name="json_schema_2020_12_tool",
-        description="Tool with JSON Schema 2020-12 features",
-        parameters=schema,
-        execute=lambda args: "ok",
-    )
-    return [
-        test_simple_text,
-        test_image_content,
-        test_audio_content,
-        test_embedded_resource,
-        test_multiple_content_types,
-        test_error_handling,
-        json_schema_tool,
-    ]
+    """The fixture server's tools that never talk back, served alone: the server scenarios pass
+    on a plain-tool server too (JSON answers, no SSE)."""
+    return [t for t in fixture_tools() if t.name in _PLAIN_TOOLS]
 
 
 SCHEMA_CHECKS = {"tool-found", "$schema", "$defs", "additionalProperties"}
