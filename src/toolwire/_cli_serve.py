@@ -205,9 +205,6 @@ def serve(
             async with anyio.create_task_group() as group:
 
                 async def run_server() -> None:
-                    from .mcp._overload import shed_on_exhaustion  # the mcp extra
-
-                    shed_on_exhaustion(server)  # out of descriptors: shed idle, log sparingly
                     await server.serve(sockets=[listener])
                     group.cancel_scope.cancel()  # the server ended on its own: stop waiting
 

@@ -128,6 +128,11 @@ def uvicorn_server(app: Any, on_started: Callable[[], None] | None = None) -> An
             yield
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            from .mcp._overload import shed_on_exhaustion  # the mcp extra
+
+            # Out of file descriptors: shed idle connections and log sparingly, in every
+            # process that serves (one, each worker, or in-process), as `mcp.serve` does.
+            shed_on_exhaustion(self)
             await super().startup(sockets)
             if on_started is not None and not self.should_exit:
                 on_started()

@@ -368,9 +368,6 @@ async def _serve(
         async with anyio.create_task_group() as group:
 
             async def run() -> None:
-                from .mcp._overload import shed_on_exhaustion  # the mcp extra
-
-                shed_on_exhaustion(server)  # out of descriptors: shed idle, log sparingly
                 await server.serve(sockets=[listener])
                 group.cancel_scope.cancel()
 
