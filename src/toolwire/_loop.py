@@ -54,6 +54,7 @@ from .models.base import (
     ToolCall,
     ToolChoice,
     Usage,
+    aclose_events,
     check_call_ids,
 )
 from .output import RunOutput
@@ -233,10 +234,8 @@ class _Run:
         finally:
             # Close the model's stream (and its connection) here, in this task, when the run is
             # cancelled mid-stream, rather than whenever the garbage collector gets to it.
-            aclose: Callable[[], Awaitable[Any]] | None = getattr(events, "aclose", None)
-            if aclose is not None:
-                with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
-                    await aclose()
+            with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
+                await aclose_events(events)
         if completion is None:
             raise ModelResponseError("the model's stream ended without a completion")
         return completion
