@@ -17,6 +17,7 @@ from toolwire import (
     FunctionCallCompleted,
     Hooks,
     Message,
+    OutputBudget,
     RunCompleted,
     RunConfig,
     RunEvent,
@@ -127,6 +128,7 @@ def test_every_option_is_accepted_by_every_door_and_reaches_the_config() -> None
         "output_type": int,
         "output_mode": "tool",
         "output_retries": 2,
+        "output_budget": OutputBudget(tokens=500),
     }
     assert set(values) == set(RunOptions.__annotations__)
     agent = Agent(ScriptedModel(), **values)

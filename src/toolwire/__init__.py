@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         RunStream,
         run_loop,
     )
+    from .budgets import OutputBudget
     from .computer import (
         ComputerAction,
         ComputerCall,
@@ -100,6 +101,7 @@ if TYPE_CHECKING:
     from .models import (
         Attempt,
         CachedModel,
+        CachePolicy,
         Completion,
         CompletionDone,
         FallbackModel,
@@ -173,6 +175,7 @@ __all__ = [
     "Attempt",
     "AudioPart",
     "AuthInfo",
+    "CachePolicy",
     "CachedModel",
     "Citation",
     "CompiledSchema",
@@ -214,6 +217,7 @@ __all__ = [
     "ModelSettings",
     "ModelStreamError",
     "NativeTool",
+    "OutputBudget",
     "OutputSpec",
     "OutputType",
     "OutputValidationError",
@@ -299,6 +303,7 @@ _HOMES: dict[str, str] = {
     "AssistantMessage": ".messages",
     "Attempt": ".models",
     "AudioPart": ".results",
+    "CachePolicy": ".models",
     "CachedModel": ".models",
     "Citation": ".messages",
     "CompiledSchema": "._dialects",
@@ -345,6 +350,7 @@ _HOMES: dict[str, str] = {
     "ModelResponseEvent": "._events",
     "ModelSettings": ".models",
     "ModelStreamError": ".errors",
+    "OutputBudget": ".budgets",
     "OutputSpec": ".models",
     "OutputType": ".output",
     "OutputValidationError": ".errors",

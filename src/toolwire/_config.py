@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, 
 from ._events import StreamSink, Subscriber
 from ._run_result import RunResult
 from ._steps import StepBackend, ToolTracer
+from .budgets import OutputBudget
 from .messages import ToolResultMessage
 from .middleware import Hooks, with_hooks
 from .models.base import Model, ModelSettings, OutputMode, ToolCall, ToolChoice
@@ -71,6 +72,7 @@ class RunOptions(TypedDict, total=False):
     output_type: Any
     output_mode: OutputMode | Literal["auto"]
     output_retries: int
+    output_budget: OutputBudget | int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,6 +114,9 @@ class RunConfig:
             `"auto"` (native where the model has it, else tool); see docs/output.md.
         output_retries: Corrections sent back to the model for an invalid answer before the run
             fails with `OutputValidationError`.
+        output_budget: Holds each tool result to a number of tokens (an `OutputBudget`, or
+            tokens); a longer result reaches the model cut, with a `read_result` tool to read
+            the rest (see docs/context.md). `None`: results are sent whole.
     """
 
     name: str = "agent"
@@ -135,6 +140,7 @@ class RunConfig:
     output_type: Any = None
     output_mode: OutputMode | Literal["auto"] = "auto"
     output_retries: int = 1
+    output_budget: OutputBudget | int | None = None
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:
@@ -148,6 +154,7 @@ class RunConfig:
         object.__setattr__(self, "tools", tuple(self.tools))
         object.__setattr__(self, "subscribers", tuple(self.subscribers))
         object.__setattr__(self, "settings", ModelSettings.coerce(self.settings))
+        object.__setattr__(self, "output_budget", OutputBudget.coerce(self.output_budget))
 
     @property
     def limits(self) -> RunLimits:

@@ -34,6 +34,7 @@ from ._repair import missing_result, repair_history
 from ._run_result import PendingCall, RunResult, StopReason, TraceEntry
 from ._steps import Turnstile
 from ._util import maybe_await
+from .budgets import OutputBudget
 from .computer import ComputerCall, answerable_calls, is_computer_call
 from .errors import ModelResponseError, UsageLimitExceeded
 from .messages import (
@@ -113,6 +114,8 @@ class _Run:
         if self.output is not None:
             self.request_tools += self.output.tools()
         self.request_natives: list[Any] = list(config.native_tools)
+        # Cuts each tool result to its budget before it enters the history (see budgets.py).
+        self.budget = OutputBudget.coerce(options.output_budget)
         # An unobserved run builds no events at all (most runs: no subscriber, not streamed).
         self.observed = bool(config.subscribers) or config.stream_sink is not None
 
@@ -451,6 +454,10 @@ class _Run:
                 finally:
                     gate[0].advance()
                 message = await pending
+        if self.budget is not None:  # after the step: a replay cuts the checkpoint the same way
+            message = await self.budget.hold(
+                message, config.model.provider, config.model.model_name
+            )
         duration = time.perf_counter() - started
         trace = TraceEntry(
             call.id,

@@ -20,6 +20,7 @@ from . import _loop, telemetry  # pyright: ignore[reportPrivateUsage]
 from ._config import LoopConfig, RunConfig, RunOptions, build_tools, native_specs
 from ._events import RunCompleted, RunEvent, StreamSink, Subscriber
 from ._run_result import RunResult
+from .budgets import OutputBudget, with_read_result
 from .messages import Message
 from .models._matrix import split_client_run
 from .models.base import Model, ModelSettings, StreamEvent
@@ -83,6 +84,10 @@ class Agent:
             profile_of(self.model), native_specs(self._config.tools)
         )
         self.tools = build_tools([*self._config.tools, *client_run], self._config.hooks)
+        budget = OutputBudget.coerce(self._config.output_budget)
+        self.tools = with_read_result(
+            self.tools, budget, self.model.provider, self.model.model_name
+        )
         self._settings = ModelSettings.coerce(self._config.settings)
         self._limits = self._config.limits
 

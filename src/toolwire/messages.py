@@ -204,13 +204,19 @@ class AssistantMessage:
 
 @dataclass(slots=True)
 class ToolResultMessage:
-    """The result of one tool call, matched to it by `call_id`."""
+    """The result of one tool call, matched to it by `call_id`.
+
+    Attributes:
+        full_content: The untruncated content when an output budget cut `content` (see
+            `toolwire.budgets`); `None` otherwise. Adapters never send it to a model.
+    """
 
     call_id: str
     name: str
     content: list[_ToolContent] = field(default_factory=list[_ToolContent])
     is_error: bool = False
     structured: Any = None
+    full_content: list[_ToolContent] | None = None
     kind: Literal["tool_result"] = "tool_result"
 
     @classmethod

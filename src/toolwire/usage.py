@@ -37,6 +37,8 @@ class Usage:
         output_tokens: Completion tokens, reasoning included.
         cache_read_tokens: Input tokens served from the provider's cache.
         cache_write_tokens: Input tokens written to the provider's cache.
+        cache_write_1h_tokens: Of `cache_write_tokens`, those written for an hour (Anthropic's
+            `ttl: "1h"`, priced higher than the 5-minute default).
         reasoning_tokens: Output tokens spent on reasoning.
         requests: Model requests made.
         server_tool_requests: Provider-side tool uses by type (e.g. `{"web_search": 2}`).
@@ -47,6 +49,7 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_write_1h_tokens: int = 0
     requests: int = 0
     server_tool_requests: dict[str, int] = field(default_factory=dict[str, int])
 
@@ -64,6 +67,7 @@ class Usage:
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             requests=self.requests + other.requests,
             server_tool_requests=servers,
         )
@@ -175,6 +179,9 @@ def _price_usage(usage: Usage) -> Any:
         values["cache_read_tokens"] = usage.cache_read_tokens
     if usage.cache_write_tokens:
         values["cache_write_tokens"] = usage.cache_write_tokens
+    if usage.cache_write_1h_tokens:
+        # A share of `cache_write_tokens` in genai-prices' terms too, at the hour's price.
+        values["cache_write_1h_tokens"] = usage.cache_write_1h_tokens
     # Provider-side tool uses are priced from TOOL_FEES, the one table users can extend.
     return PriceUsage(**values)
 

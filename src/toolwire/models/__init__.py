@@ -16,6 +16,7 @@ from .profiles import PROVIDERS, ModelProfile
 if TYPE_CHECKING:
     from .._attempts import Attempt
     from ..usage import Usage
+    from ._cache import CachePolicy
     from ._completion import (
         CallIds,
         Completion,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
 _LAZY: dict[str, str] = {
     "Attempt": "toolwire._attempts",
+    "CachePolicy": "._cache",
     "CallIds": "._completion",
     "Completion": "._completion",
     "CompletionDone": "._completion",
@@ -101,6 +103,7 @@ __all__ = [
     "PROVIDERS",
     "TRANSIENT_ERRORS",
     "Attempt",
+    "CachePolicy",
     "CachedModel",
     "CallIds",
     "Completion",

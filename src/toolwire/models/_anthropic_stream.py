@@ -88,6 +88,12 @@ def map_usage(usage: object) -> Usage:
     fresh = _count(data, "input_tokens")
     write = _count(data, "cache_creation_input_tokens")
     read = _count(data, "cache_read_input_tokens")
+    creation = data.get("cache_creation")
+    hour = (
+        _count(cast(Mapping[str, Any], creation), "ephemeral_1h_input_tokens")
+        if isinstance(creation, Mapping)
+        else 0
+    )
     details = data.get("output_tokens_details")
     reasoning = (
         _count(cast(Mapping[str, Any], details), "thinking_tokens")
@@ -105,6 +111,7 @@ def map_usage(usage: object) -> Usage:
         output_tokens=_count(data, "output_tokens"),
         cache_read_tokens=read,
         cache_write_tokens=write,
+        cache_write_1h_tokens=hour,
         reasoning_tokens=reasoning,
         requests=1,
         server_tool_requests=servers,

@@ -16,6 +16,7 @@ from ..errors import UnsupportedError
 from ..messages import Message, UserMessage
 from ..native import NativeTool
 from ..tools import DefinitionDialect, Tool, ToolDefinition, ToolLike, as_tool, tool
+from ._cache import CachePolicy
 from ._completion import Completion, StreamEvent
 
 __all__ = [
@@ -45,7 +46,9 @@ _MODES = ("auto", "none", "required")
 class ModelSettings:
     """Request settings common to providers; `extra` goes straight into the request body.
 
-    `None` leaves the provider's default.
+    `None` leaves the provider's default. `cache` is the prompt-caching policy (a
+    `CachePolicy`; `None` or `True`: the default policy, `False`: no caching hints; see
+    docs/context.md).
     """
 
     max_tokens: int | None = None
@@ -56,6 +59,7 @@ class ModelSettings:
     parallel_tool_calls: bool | None = None
     timeout: float | None = None
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
+    cache: CachePolicy | bool | None = None
 
     @classmethod
     def coerce(cls, value: ModelSettings | Mapping[str, Any] | None) -> ModelSettings:

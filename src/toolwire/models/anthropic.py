@@ -24,6 +24,8 @@ Mapping:
   such as `{"type": "web_search_20250305", "name": "web_search"}`) go in `settings.extra["tools"]`
   and are appended to them. Other keys of `settings.extra` (and the model's `provider_options`,
   e.g. `thinking`) go straight into the request body.
+- Prompt caching: `settings.cache` places `cache_control` breakpoints on the tools, the system
+  prompt and the last message (see `toolwire.models._cache` for the policy).
 
 History from elsewhere (the documented rule; "elsewhere" is another provider, or another API
 of Anthropic's, as `ModelBase.owns` decides): reasoning blocks are omitted (Anthropic
@@ -74,6 +76,7 @@ from ..results import (
 )
 from ..tools import ToolDefinition
 from ._anthropic_stream import PROVIDER, StreamAssembler, iter_sse, parse_message
+from ._cache import CachePolicy, anthropic_breakpoints
 from ._client import LoopBoundClient, OwnsClient, http_error
 from .base import (
     CallIds,
@@ -275,6 +278,7 @@ class AnthropicModel(OwnsClient, ModelBase):
                 if choice is not None:
                     body["tool_choice"] = choice
         _check_thinking(body)
+        anthropic_breakpoints(body, messages, CachePolicy.coerce(options.cache), self._model_name)
         from anthropic import NOT_GIVEN
 
         timeout = NOT_GIVEN if options.timeout is None else options.timeout

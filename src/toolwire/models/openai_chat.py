@@ -50,6 +50,7 @@ from ..messages import (
 from ..output import prompt_instructions
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolDefinition
+from ._cache import CachePolicy, leading_instructions, openai_cache_fields
 from ._client import OwnsClient, http_error, openai_clients
 from ._content_filter import filtered_categories
 from ._openai_chat_parse import (
@@ -247,6 +248,11 @@ class OpenAIChatModel(OwnsClient, ModelBase):
                 kwargs[name] = value
         if options.timeout is not None:
             kwargs["timeout"] = options.timeout
+        prefix = (self._model_name, leading_instructions(kwargs["messages"]), wire_tools)
+        cache = openai_cache_fields(
+            kwargs, CachePolicy.coerce(options.cache), self.provider, prefix
+        )
+        extra = {**cache, **extra}  # the caller's own fields win
         if extra:
             kwargs["extra_body"] = extra
         return kwargs

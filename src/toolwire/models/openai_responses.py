@@ -66,6 +66,7 @@ from ..messages import (
 )
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolDefinition
+from ._cache import CachePolicy, openai_cache_fields
 from ._client import OwnsClient, http_error, iter_sse, openai_clients
 from ._content_filter import filtered_categories
 from ._openai_responses_parse import StreamAssembler, parse_response
@@ -315,6 +316,10 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             if ENCRYPTED_REASONING not in include:
                 include.append(ENCRYPTED_REASONING)
             body["include"] = include
+        prefix = (self._model_name, instructions, tools)
+        body.update(
+            openai_cache_fields(body, CachePolicy.coerce(options.cache), self.provider, prefix)
+        )
         body.update(extra)
         definition = request.output_definition
         if request.output is not None and definition is not None:
