@@ -215,7 +215,7 @@ class OutputBudget:
             f"\n[... {left_out} of {len(text)} characters (about {self._tokens(left_out)} "
             f"tokens) left out here: characters {head} to {end}; {how} ...]\n"
         )
-        return text[:head] + marker + text[end:]
+        return text[:head].removesuffix("\n") + marker + text[end:]
 
     async def read(
         self,
