@@ -14,10 +14,12 @@ import pytest
 from model_servers import closing
 
 from recordings.replay import ReplayServer, Reply
-from toolwire import Agent, CachePolicy, OutputBudget, ToolResultMessage, tool
+from toolwire import Agent, CachePolicy, OutputBudget, ToolResultMessage, Usage, tool
 from toolwire.models.anthropic import AnthropicModel
+from toolwire.models.google import gemini
 from toolwire.models.openai_chat import OpenAIChatModel
 from toolwire.models.openai_responses import OpenAIResponsesModel
+from toolwire.usage import estimate_cost
 
 pytestmark = [
     pytest.mark.anyio,
@@ -318,3 +320,32 @@ def test_a_cache_policy_refuses_values_providers_would_refuse() -> None:
     assert CachePolicy.coerce(False).enabled is False
     assert CachePolicy.coerce({"ttl": "1h"}).ttl == "1h"
     assert OutputBudget.coerce(None) is None
+
+
+async def test_gemini_implicit_cache_hits_are_reported_and_priced() -> None:
+    body = {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "ok"}]},
+                "index": 0,
+                "finishReason": "STOP",
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 4000,
+            "cachedContentTokenCount": 3000,
+            "candidatesTokenCount": 10,
+        },
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "r1",
+    }
+    with ReplayServer([Reply.of_json(200, body)]) as server:
+        model = closing(gemini("gemini-2.5-flash", api_key="k", base_url=server.base_url))
+        result = await Agent(model, instructions=LONG).run("hi")
+    sent = server.received[0].json
+    assert "cachedContent" not in sent  # implicit: nothing to ask for
+    assert result.usage.cache_read_tokens == 3000 and result.usage.input_tokens == 4000
+    # Cached tokens are priced at the cache-read price, below the input price.
+    uncached = Usage(input_tokens=4000, output_tokens=10, requests=1)
+    full = estimate_cost([("google", "gemini-2.5-flash", uncached)]).total
+    assert result.cost.total is not None and full is not None and result.cost.total < full
