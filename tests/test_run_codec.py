@@ -96,7 +96,7 @@ def full_result() -> RunResult:
         text="Paris",
         messages=messages,
         new_messages=messages[1:],
-        usage=Usage(1, 2, 3, 4, 5, 6, {"web_search": 1}),
+        usage=Usage(1, 2, 3, 4, 5, 6, {"web_search": 1}, 7),
         cost=Cost(Decimal("0.0123"), "partly priced", "EUR"),
         trace=[TraceEntry("c1", "add", '{"a": 1}', "2", True, 0.25, 2, error)],
         stop_reason="external_calls",

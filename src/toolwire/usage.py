@@ -37,11 +37,11 @@ class Usage:
         output_tokens: Completion tokens, reasoning included.
         cache_read_tokens: Input tokens served from the provider's cache.
         cache_write_tokens: Input tokens written to the provider's cache.
-        cache_write_1h_tokens: Of `cache_write_tokens`, those written for an hour (Anthropic's
-            `ttl: "1h"`, priced higher than the 5-minute default).
         reasoning_tokens: Output tokens spent on reasoning.
         requests: Model requests made.
         server_tool_requests: Provider-side tool uses by type (e.g. `{"web_search": 2}`).
+        cache_write_1h_tokens: Of `cache_write_tokens`, those written for an hour (Anthropic's
+            `ttl: "1h"`, priced higher than the 5-minute default).
     """
 
     input_tokens: int = 0
@@ -49,9 +49,9 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
-    cache_write_1h_tokens: int = 0
     requests: int = 0
     server_tool_requests: dict[str, int] = field(default_factory=dict[str, int])
+    cache_write_1h_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
