@@ -287,3 +287,16 @@ def test_a_budget_is_given_as_tokens_or_as_an_output_budget() -> None:
     )  # type: ignore[union-attr]
     with pytest.raises(TypeError, match="output_budget takes"):
         Agent(ScriptedModel(), output_budget="big")  # type: ignore[arg-type]
+
+
+async def test_a_result_the_caller_hands_in_is_cut_the_same_way() -> None:
+    fetch = tool(name="fetch", description="Fetched by the caller.", parameters={"type": "object"})
+    model = ScriptedModel([("fetch", {}), "ok"])
+    agent = Agent(model, tools=[fetch], output_budget=100)
+    paused = await agent.run("go")
+    assert paused.stop_reason == "external_calls"
+    call_id = paused.pending[0].call.id
+    done = await agent.run(history=paused.messages, results={call_id: LINES})
+    cut = results(done.messages)[0]
+    assert "left out here" in cut.text and cut.full_content is not None
+    assert done.stop_reason == "completed"

@@ -49,6 +49,7 @@ from .messages import (
 from .models.base import (
     Completion,
     CompletionDone,
+    Model,
     ModelRequest,
     OutputSpec,
     StreamEvent,
@@ -455,9 +456,7 @@ class _Run:
                     gate[0].advance()
                 message = await pending
         if self.budget is not None:  # after the step: a replay cuts the checkpoint the same way
-            message = await self.budget.hold(
-                message, config.model.provider, config.model.model_name
-            )
+            message = await self.budget.hold(message, *_model_names(config.model))
         duration = time.perf_counter() - started
         trace = TraceEntry(
             call.id,
@@ -565,9 +564,10 @@ class _Run:
             tool = self.config.tools.get(call.name)
             verdict = approvals.get(call.id)
             if call.id in results:
-                decided[call.id] = ToolCall(call.id, call.name, call.arguments).result(
-                    results[call.id]
-                )
+                given = ToolCall(call.id, call.name, call.arguments).result(results[call.id])
+                if self.budget is not None:  # a result the caller hands in is cut the same way
+                    given = await self.budget.hold(given, *_model_names(self.config.model))
+                decided[call.id] = given
             elif verdict is not None and verdict is not True:
                 # A refusal is honoured for any call of the turn, not only the marked ones.
                 reason = verdict if isinstance(verdict, str) else "the user refused this call"
@@ -587,6 +587,11 @@ class _Run:
             raise ValueError("cannot resume; undecided calls: " + ", ".join(undecided))
         self.open_calls = calls
         await self.execute(calls, decided)
+
+
+def _model_names(model: Model) -> tuple[str, str]:
+    """The provider and model a budget's share of the context window is looked up by."""
+    return model.provider, model.model_name
 
 
 async def _ready(
