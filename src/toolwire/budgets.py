@@ -168,7 +168,7 @@ class OutputBudget:
             return message
         texts = [p.text for p in message.content if isinstance(p, TextPart)]
         media = [p for p in message.content if not isinstance(p, TextPart)]
-        text = "\n".join(texts)
+        text = texts[0] if len(texts) == 1 else "\n".join(texts)
         budget = self._chars(limit)
         if len(text) <= budget and len(media) <= self.max_media:
             return message
@@ -271,7 +271,12 @@ def _handle(message: ToolResultMessage) -> str:
         digest.update(piece.encode())
         digest.update(b"\0")
     for part in message.content:
-        digest.update(repr(part).encode())
+        digest.update(part.kind.encode())
+        if isinstance(part, TextPart):
+            digest.update(part.text.encode("utf-8", "surrogatepass"))
+        else:
+            data = getattr(part, "data", None)
+            digest.update(data if isinstance(data, bytes) else repr(part).encode())
         digest.update(b"\0")
     return "r_" + digest.hexdigest()[:16]
 
