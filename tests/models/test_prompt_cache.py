@@ -1,20 +1,33 @@
 """Prompt caching on the wire: the official SDK clients talk to a local server, and the tests read
 the requests toolwire sent (Anthropic `cache_control` breakpoints, OpenAI `prompt_cache_key` and
-`prompt_cache_retention`) and the cache reads and writes it parsed into usage and cost."""
+`prompt_cache_retention`) and the cache reads and writes it parsed into usage and cost; and a result cut by an output
+budget (images beyond `max_media` included) replayed as valid history on every adapter."""
 
 from __future__ import annotations
 
 import copy
 import itertools
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from model_servers import closing
+from model_servers import HostileServer, closing
+from test_contract_wires import ADAPTERS, Call, Turn, Wire
 
 from recordings.replay import ReplayServer, Reply
-from toolwire import Agent, CachePolicy, OutputBudget, ToolResultMessage, Usage, tool
+from toolwire import (
+    Agent,
+    CachePolicy,
+    ImagePart,
+    OutputBudget,
+    TextPart,
+    ToolResult,
+    ToolResultMessage,
+    Usage,
+    tool,
+)
 from toolwire.models.anthropic import AnthropicModel
 from toolwire.models.google import gemini
 from toolwire.models.openai_chat import OpenAIChatModel
@@ -349,3 +362,26 @@ async def test_gemini_implicit_cache_hits_are_reported_and_priced() -> None:
     uncached = Usage(input_tokens=4000, output_tokens=10, requests=1)
     full = estimate_cost([("google", "gemini-2.5-flash", uncached)]).total
     assert result.cost.total is not None and full is not None and result.cost.total < full
+
+
+@pytest.mark.parametrize("wire", [pytest.param(w, id=w.name) for w in ADAPTERS])
+async def test_a_cut_result_with_images_is_a_valid_history_on_every_wire(
+    wire: Wire, serve: Callable[..., HostileServer]
+) -> None:
+    picture = ImagePart(data=b"\x89PNG\r\n\x1a\n" + bytes(32), mime_type="image/png")
+
+    @tool
+    def snapshot() -> ToolResult:
+        """A long page and its screenshots."""
+        return ToolResult(content=[TextPart(LINES), picture, picture, picture])
+
+    calls = Turn(calls=[Call("call_snap1", "snapshot", "{}")])
+    server = serve(wire.reply(calls, False), wire.reply(Turn(text="seen"), False))
+    budget = OutputBudget(tokens=200, max_media=1)
+    result = await Agent(wire.connect(server.base_url), tools=[snapshot], output_budget=budget).run(
+        "look"
+    )
+    assert result.stop_reason == "completed" and result.text == "seen"
+    sent = json.dumps(server.received[1].json)
+    assert "left out here" in sent and "order 1000:" not in sent  # the middle stayed home
+    assert "2 more non-text parts left out" in sent
