@@ -198,6 +198,8 @@ async def test_per_tool_budgets_and_a_share_of_the_context_window() -> None:
     assert OutputBudget(tokens=None, share=0.05).limit("x", "anthropic", "claude-sonnet-4-5") == (
         10_000
     )
+    # A share of a window nobody knows is still a budget.
+    assert OutputBudget(tokens=None, share=0.05).limit("x", "test", "unknown") == 4000
     with pytest.raises(ValueError, match="needs tokens, share or per_tool"):
         OutputBudget(tokens=None)
     with pytest.raises(ValueError, match="share must be"):

@@ -51,6 +51,9 @@ logger = logging.getLogger("toolwire")
 READ_RESULT = "read_result"
 """The name of the tool that pages through cut results."""
 
+_UNKNOWN_WINDOW_TOKENS = 4000
+"""The budget of a share of a context window nobody knows (no `tokens` given either)."""
+
 _LINE_CAP = 400
 """Characters of one matching line shown by a search."""
 
@@ -88,7 +91,8 @@ class OutputBudget:
         tokens: The budget of every tool's result, in tokens; `None` for no fixed number.
         share: A share of the model's context window (e.g. `0.05`); with `tokens` too, the
             smaller of the two applies. The window comes from `context_window`, else from
-            genai-prices' tables; when neither knows it, `tokens` alone applies.
+            genai-prices' tables; when neither knows it, `tokens` alone applies (4,000 when
+            `tokens` is `None`).
         context_window: The model's context window in tokens, when you know better.
         per_tool: Budgets by tool name, over the ones above; `None` there exempts a tool.
         store: Where whole results are kept (a `MemoryResultStore` of this budget by default).
@@ -145,6 +149,8 @@ class OutputBudget:
             if window is not None:
                 shared = max(1, int(window * self.share))
                 found = shared if found is None else min(found, shared)
+            elif found is None:
+                found = _UNKNOWN_WINDOW_TOKENS  # a share of an unknown window: still a budget
         return found
 
     def _chars(self, tokens: int) -> int:
