@@ -6,6 +6,7 @@ budget (images beyond `max_media` included) replayed as valid history on every a
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import json
 from collections.abc import Callable
@@ -16,12 +17,14 @@ import pytest
 from model_servers import HostileServer, closing
 from test_contract_wires import ADAPTERS, Call, Turn, Wire
 
-from recordings.replay import ReplayServer, Reply
+from recordings.replay import ReplayServer, Reply, sse
 from toolwire import (
     Agent,
     CachePolicy,
     ImagePart,
+    ModelSettings,
     OutputBudget,
+    SystemMessage,
     TextPart,
     ToolResult,
     ToolResultMessage,
@@ -29,6 +32,7 @@ from toolwire import (
     tool,
 )
 from toolwire.models.anthropic import AnthropicModel
+from toolwire.models.base import CompletionDone
 from toolwire.models.google import gemini
 from toolwire.models.openai_chat import OpenAIChatModel
 from toolwire.models.openai_responses import OpenAIResponsesModel
@@ -385,3 +389,52 @@ async def test_a_cut_result_with_images_is_a_valid_history_on_every_wire(
     sent = json.dumps(server.received[1].json)
     assert "left out here" in sent and "order 1000:" not in sent  # the middle stayed home
     assert "2 more non-text parts left out" in sent
+
+
+async def test_a_streamed_anthropic_request_carries_the_marks_and_reads_the_hour_writes() -> None:
+    start = anthropic_message([], stop="end_turn")
+    start["stop_reason"] = None
+    start["usage"] = {
+        "input_tokens": 5,
+        "output_tokens": 1,
+        "cache_creation_input_tokens": 1600,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 1600},
+    }
+    events = [
+        {"type": "message_start", "message": start},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 3},
+        },
+        {"type": "message_stop"},
+    ]
+    reply = Reply.of_sse(sse(events, named=[e["type"] for e in events]))
+    with ReplayServer([reply]) as server:
+        model = anthropic(server)
+        settings = ModelSettings(cache=CachePolicy(ttl="1h"))
+        async for event in model.stream_complete(
+            "hello", history=[SystemMessage(LONG)], settings=settings
+        ):
+            last = event
+    assert isinstance(last, CompletionDone)
+    sent = server.received[0].json
+    assert sent["stream"] is True
+    assert marks(sent) == ["messages[0].content[0]", "system[0]"]
+    assert sent["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    usage = last.completion.usage
+    assert (usage.cache_write_tokens, usage.cache_write_1h_tokens, usage.output_tokens) == (
+        1600,
+        1600,
+        3,
+    )
+
+
+def test_a_cache_policy_is_part_of_a_cached_models_key() -> None:
+    # CachedModel keys requests by their settings as JSON: a policy must write as one.
+    settings = ModelSettings(cache=CachePolicy(ttl="1h", key="k"))
+    written = json.dumps(dataclasses.asdict(settings), sort_keys=True)
+    assert '"ttl": "1h"' in written and '"key": "k"' in written
