@@ -149,6 +149,14 @@ if TYPE_CHECKING:
         error_result,
         text_result,
     )
+    from .tool_cost import (
+        ToolCost,
+        tool_cost,
+    )
+    from .tool_search import (
+        ToolSearch,
+        deferred,
+    )
     from .tools import (
         AuthInfo,
         FunctionTool,
@@ -252,6 +260,7 @@ __all__ = [
     "ToolCallBlock",
     "ToolCallDelta",
     "ToolContext",
+    "ToolCost",
     "ToolDefinition",
     "ToolError",
     "ToolInvocation",
@@ -259,6 +268,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolResultMessage",
+    "ToolSearch",
     "ToolTimeoutError",
     "ToolWrapper",
     "ToolwireError",
@@ -277,6 +287,7 @@ __all__ = [
     "compose_hooks",
     "computer_result",
     "computer_use",
+    "deferred",
     "dump_history",
     "error_result",
     "forbid_model_requests",
@@ -286,6 +297,7 @@ __all__ = [
     "run_loop",
     "text_result",
     "tool",
+    "tool_cost",
     "web_fetch",
     "web_search",
     "with_hooks",
@@ -383,6 +395,10 @@ _HOMES: dict[str, str] = {
     "ToolCallBlock": ".messages",
     "ToolCallDelta": ".models",
     "ToolContext": ".tools",
+    "ToolCost": ".tool_cost",
+    "ToolSearch": ".tool_search",
+    "deferred": ".tool_search",
+    "tool_cost": ".tool_cost",
     "AuthInfo": ".tools",
     "ToolDefinition": ".tools",
     "ToolError": ".errors",

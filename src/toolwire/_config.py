@@ -22,6 +22,7 @@ from .messages import ToolResultMessage
 from .middleware import Hooks, with_hooks
 from .models.base import Model, ModelSettings, OutputMode, ToolCall, ToolChoice
 from .native import NativeTool
+from .tool_search import ToolSearch
 from .tools import Tool, ToolLike, as_tool
 from .usage import RunLimits
 
@@ -71,6 +72,7 @@ class RunOptions(TypedDict, total=False):
     output_type: Any
     output_mode: OutputMode | Literal["auto"]
     output_retries: int
+    tool_search: ToolSearch | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,6 +114,8 @@ class RunConfig:
             `"auto"` (native where the model has it, else tool); see docs/output.md.
         output_retries: Corrections sent back to the model for an invalid answer before the run
             fails with `OutputValidationError`.
+        tool_search: Which tools are deferred and how the model finds them (see
+            docs/context.md); `None` defers only the tools marked with `deferred(...)`.
     """
 
     name: str = "agent"
@@ -135,6 +139,7 @@ class RunConfig:
     output_type: Any = None
     output_mode: OutputMode | Literal["auto"] = "auto"
     output_retries: int = 1
+    tool_search: ToolSearch | None = None
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:

@@ -40,6 +40,10 @@ class Usage:
         reasoning_tokens: Output tokens spent on reasoning.
         requests: Model requests made.
         server_tool_requests: Provider-side tool uses by type (e.g. `{"web_search": 2}`).
+        tool_definition_tokens: Of the input, the tool definitions sent (an estimate made by
+            toolwire, summed over requests: see `toolwire.tool_cost`).
+        message_tokens: Of the input, the messages sent (an estimate, summed over requests;
+            text only: images and files are not counted).
     """
 
     input_tokens: int = 0
@@ -49,6 +53,9 @@ class Usage:
     reasoning_tokens: int = 0
     requests: int = 0
     server_tool_requests: dict[str, int] = field(default_factory=dict[str, int])
+    # Estimates, not the provider's counts: left out of comparisons.
+    tool_definition_tokens: int = field(default=0, compare=False)
+    message_tokens: int = field(default=0, compare=False)
 
     @property
     def total_tokens(self) -> int:
@@ -66,6 +73,8 @@ class Usage:
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             requests=self.requests + other.requests,
             server_tool_requests=servers,
+            tool_definition_tokens=self.tool_definition_tokens + other.tool_definition_tokens,
+            message_tokens=self.message_tokens + other.message_tokens,
         )
 
 
