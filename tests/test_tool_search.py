@@ -26,7 +26,7 @@ from toolwire import (
 )
 from toolwire.models._matrix import tool_search_matrix_markdown
 from toolwire.models.profiles import ANTHROPIC, OPENAI_CHAT, common_profile
-from toolwire.tool_cost import definition_tokens
+from toolwire.tokens import definition_tokens
 from toolwire.tool_search import ToolIndex, discovered_tools, is_deferred
 
 

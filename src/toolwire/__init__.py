@@ -149,7 +149,7 @@ if TYPE_CHECKING:
         error_result,
         text_result,
     )
-    from .tool_cost import (
+    from .tokens import (
         ToolCost,
         tool_cost,
     )
@@ -395,10 +395,10 @@ _HOMES: dict[str, str] = {
     "ToolCallBlock": ".messages",
     "ToolCallDelta": ".models",
     "ToolContext": ".tools",
-    "ToolCost": ".tool_cost",
+    "ToolCost": ".tokens",
     "ToolSearch": ".tool_search",
     "deferred": ".tool_search",
-    "tool_cost": ".tool_cost",
+    "tool_cost": ".tokens",
     "AuthInfo": ".tools",
     "ToolDefinition": ".tools",
     "ToolError": ".errors",

@@ -60,7 +60,7 @@ from .models.base import (
 )
 from .output import RunOutput
 from .results import TextPart, error_result
-from .tool_cost import RequestSizer
+from .tokens import RequestSizer
 from .tool_search import start_search
 from .tools import Tool, ToolContext
 from .usage import estimate_cost

@@ -41,7 +41,7 @@ from .middleware import ToolWrapper
 from .models._parts import CellContext
 from .models.profiles import profile_of
 from .results import TextPart, ToolResult
-from .tool_cost import definition_tokens
+from .tokens import definition_tokens
 from .tools import DefinitionDialect, Tool, ToolContext, ToolDefinition, ToolLike, as_tool, tool
 
 __all__ = [

@@ -41,7 +41,7 @@ class Usage:
         requests: Model requests made.
         server_tool_requests: Provider-side tool uses by type (e.g. `{"web_search": 2}`).
         tool_definition_tokens: Of the input, the tool definitions sent (an estimate made by
-            toolwire, summed over requests: see `toolwire.tool_cost`).
+            toolwire, summed over requests: see `toolwire.tokens`).
         message_tokens: Of the input, the messages sent (an estimate, summed over requests;
             text only: images and files are not counted).
     """
