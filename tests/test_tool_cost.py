@@ -45,15 +45,9 @@ def test_a_counter_given_is_used_on_the_wire_shape() -> None:
 
     [cost] = tool_cost([ping], "anthropic", counter=counter)
     assert cost == ToolCost("ping", "anthropic", len(seen[0]), "counter")
-    assert (
-        json.loads(seen[0])
-        == {
-            "name": "ping",
-            "description": "Ping.",
-            "input_schema": {"type": "object", "properties": {}, "additionalProperties": False},
-        }
-        or json.loads(seen[0])["input_schema"]["properties"] == {}
-    )
+    sent = json.loads(seen[0])
+    assert (sent["name"], sent["description"]) == ("ping", "Ping.")
+    assert sent["input_schema"]["type"] == "object"
 
 
 def test_without_a_tokenizer_the_figure_is_a_stated_estimate() -> None:
@@ -61,7 +55,7 @@ def test_without_a_tokenizer_the_figure_is_a_stated_estimate() -> None:
     assert cost.method == ESTIMATE
     assert estimate_tokens("") == 0
     assert estimate_tokens("weather") == 2  # seven letters: two pieces of up to six
-    assert estimate_tokens('{"a":1}') == 1 + 1 + 2 + 1 + 1  # {" a ": 1 }
+    assert estimate_tokens('{"a":1}') == 5  # {"  a  ":  1  }
 
 
 def test_targets_name_a_dialect_a_provider_or_a_model() -> None:
