@@ -57,6 +57,7 @@ __all__ = [
     "start_search",
 ]
 
+_KEPT_INDEXES = 4
 DEFAULT_CONTEXT_WINDOW = 128_000
 """The context window assumed for a model whose window is not known (a stated estimate)."""
 
@@ -93,6 +94,9 @@ class ToolSearch:
     max_results: int = 5
     name: str = "search_tools"
     context_window: int | None = None
+    _indexes: dict[tuple[int, ...], ToolIndex] = field(
+        default_factory=dict[tuple[int, ...], "ToolIndex"], init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if self.defer not in ("marked", "all", "auto"):
@@ -106,6 +110,18 @@ class ToolSearch:
         if self.max_results < 1:
             raise ValueError("max_results must be at least 1")
         object.__setattr__(self, "keep", frozenset(self.keep))
+
+    def index(self, tools: Sequence[Tool]) -> ToolIndex:
+        """The index over `tools`, built once and shared by the runs of every agent configured
+        with this `ToolSearch` (a few lists are kept; the index holds its tools alive, so their
+        ids stay theirs)."""
+        key = tuple(map(id, tools))
+        found = self._indexes.get(key)
+        if found is None:
+            if len(self._indexes) >= _KEPT_INDEXES:
+                self._indexes.pop(next(iter(self._indexes)))
+            found = self._indexes[key] = ToolIndex(tools)
+        return found
 
 
 class Deferred(ToolWrapper):
@@ -184,27 +200,40 @@ _NAME_WEIGHT = 3
 _PARAMETER_WEIGHT = 2
 
 
-def _terms(text: str) -> list[str]:
+def _term(word: str) -> str | None:
+    word = word.lower()
+    if word in _STOP:
+        return None
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]  # "files" finds "file": plurals are the common near-miss
+    return word
+
+
+def _terms(text: str, known: dict[str, str | None] | None = None) -> list[str]:
+    """The index terms of a text; `known` memoises words (tools repeat theirs a great deal)."""
+    if known is None:
+        known = {}
     out: list[str] = []
     for word in _WORD.findall(text):
-        word = word.lower()
-        if word in _STOP:
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]  # "files" finds "file": plurals are the common near-miss
-        out.append(word)
+        try:
+            term = known[word]
+        except KeyError:
+            term = known[word] = _term(word)
+        if term is not None:
+            out.append(term)
     return out
 
 
 def _parameter_names(schema: Any, out: list[str], depth: int = 0) -> None:
-    if depth > 6 or not isinstance(schema, Mapping):
+    if depth > 6 or type(schema) is not dict:
         return
-    node = cast(Mapping[str, Any], schema)
+    node = cast(dict[str, Any], schema)
     properties = node.get("properties")
-    if isinstance(properties, Mapping):
-        for name, sub in cast(Mapping[str, Any], properties).items():
-            out.append(str(name))
-            _parameter_names(sub, out, depth + 1)
+    if type(properties) is dict:
+        for name, sub in cast(dict[str, Any], properties).items():
+            out.append(name)
+            if type(sub) is dict and ("properties" in sub or "items" in sub):
+                _parameter_names(sub, out, depth + 1)
     items = node.get("items")
     if items is not None:
         _parameter_names(items, out, depth + 1)
@@ -223,15 +252,16 @@ class ToolIndex:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools = list(tools)
         documents: list[dict[str, int]] = []
+        known: dict[str, str | None] = {}
         for item in self.tools:
             counts: dict[str, int] = {}
-            for term in _terms(item.name):
+            for term in _terms(item.name, known):
                 counts[term] = counts.get(term, 0) + _NAME_WEIGHT
             parameters: list[str] = []
             _parameter_names(item.parameters, parameters)
-            for term in _terms(" ".join(parameters)):
+            for term in _terms(" ".join(parameters), known):
                 counts[term] = counts.get(term, 0) + _PARAMETER_WEIGHT
-            for term in _terms(item.description):
+            for term in _terms(item.description, known):
                 counts[term] = counts.get(term, 0) + 1
             documents.append(counts)
         average = sum(sum(d.values()) for d in documents) / len(documents) if documents else 1.0
@@ -497,7 +527,7 @@ class SearchRun:
         query = str(arguments.get("query", ""))
         deferred = self._plan.deferred
         if self._index is None:
-            self._index = ToolIndex(list(deferred.values()))
+            self._index = self.search.index(list(deferred.values()))
         hits = self._index.search(query, self.search.max_results)
         if not hits:
             return ToolResult(
