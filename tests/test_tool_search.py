@@ -102,6 +102,18 @@ def test_a_deferred_tool_called_before_it_is_found_gets_an_error_and_the_run_goe
     assert result.stop_reason == "completed" and result.text == "I could not send it."
 
 
+def test_an_unknown_tool_is_told_the_loaded_tools_not_the_whole_toolbox() -> None:
+    model = ScriptedModel([("no such tool!", {}), "Sorry."])
+    result = Agent(model, tools=[add, *deferred(get_weather, send_email)]).run_sync("?")
+    [answer] = results(result.messages)
+    assert answer.is_error
+    assert answer.text == (
+        'Error: unknown tool "no such tool!". Tools loaded now: add, search_tools; '
+        "search_tools finds the others."
+    )
+    assert result.stop_reason == "completed"
+
+
 def test_a_query_matching_nothing_is_a_clear_error_result() -> None:
     model = ScriptedModel([("search_tools", {"query": "zebra quantum"}), "Nothing found."])
     result = Agent(model, tools=[add, *deferred(get_weather)]).run_sync("?")

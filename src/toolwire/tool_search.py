@@ -187,6 +187,32 @@ class _NotFoundYet(ToolWrapper):
         )
 
 
+class _Unknown(ToolWrapper):
+    """Answers a call of a tool the run does not have, naming the tools sent rather than all."""
+
+    def __init__(self, name: str, sent: Sequence[str], search: Tool) -> None:
+        super().__init__(search)  # any name a model makes up: no tool of that name is built
+        self._name = name
+        self._sent = ", ".join(sent) or "none"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def invoke(
+        self, args: str | bytes | Mapping[str, Any] | None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        return ToolResult(
+            content=[
+                TextPart(
+                    f'Error: unknown tool "{self._name}". Tools loaded now: {self._sent}; '
+                    f"{self.wrapped.name} finds the others."
+                )
+            ],
+            is_error=True,
+        )
+
+
 # --- the local index ------------------------------------------------------------------------
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -427,8 +453,10 @@ class SearchRun:
             },
             execute=self._answer,
         )
-        self._key: tuple[int, int] | None = None
+        self._planned: Sequence[Tool] | None = None
+        self._planned_len = 0
         self._plan = _Plan()
+        self._sent: list[str] = []
         self._index: ToolIndex | None = None
         self._found: dict[str, None] = {}
         self._scanned = 0
@@ -439,8 +467,8 @@ class SearchRun:
     # -- planning
 
     def _plan_for(self, tools: Sequence[Tool]) -> _Plan:
-        key = (id(tools), len(tools))
-        if key == self._key:
+        # The list itself is kept with its plan, so its id cannot pass to another list.
+        if tools is self._planned and len(tools) == self._planned_len:
             return self._plan
         search = self.search
         candidates = [t for t in tools if t.name in self.candidates]
@@ -459,7 +487,8 @@ class SearchRun:
             plan.native = self._native_payload()
             if plan.native is not None:
                 plan.sent = [_OnDemand(t) if t.name in deferred else t for t in tools]
-        self._key, self._plan, self._index = key, plan, None
+        self._planned, self._planned_len = tools, len(tools)
+        self._plan, self._index = plan, None
         return plan
 
     def _native_payload(self) -> list[Any] | None:
@@ -494,19 +523,24 @@ class SearchRun:
         if not plan.deferred:
             return tools, natives
         if plan.native is not None:
+            self._sent = [t.name for t in tools if t.name not in plan.deferred]
             return plan.sent, [*natives, *plan.native]
         self._scan(messages)
         # Found tools go after everything sent before, in the order they were found.
         sent = [t for t in tools if t.name not in plan.deferred]
         sent.append(self.tool)
         sent.extend(plan.deferred[name] for name in self._found if name in plan.deferred)
+        self._sent = [t.name for t in sent]
         return sent, natives
 
     def gate(self, name: str, found: Tool | None, messages: Sequence[Message]) -> Tool | None:
         """The tool a call of `name` runs: `found`, or an error answer for a deferred tool the
         model has not found yet (local search; a provider's own search guards its calls)."""
-        plan = self._plan if self._key is not None else self._plan_for(self._given)
-        if found is None or name not in plan.deferred or plan.native is not None:
+        plan = self._plan if self._planned is not None else self._plan_for(self._given)
+        if found is None:
+            # Not the whole toolbox: with tools deferred, listing them all would undo the point.
+            return _Unknown(name, self._sent, self.tool) if plan.deferred else None
+        if name not in plan.deferred or plan.native is not None:
             return found
         self._scan(messages)
         if name in self._found:

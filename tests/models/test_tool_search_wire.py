@@ -65,11 +65,7 @@ def anthropic_message(content: list[dict[str, Any]], stop: str) -> dict[str, Any
         "model": "claude-sonnet-4-5",
         "content": content,
         "stop_reason": stop,
-        "usage": {
-            "input_tokens": 50,
-            "output_tokens": 20,
-            "server_tool_use": {"tool_search_requests": 1},
-        },
+        "usage": {"input_tokens": 50, "output_tokens": 20},
     }
 
 
