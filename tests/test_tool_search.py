@@ -309,10 +309,9 @@ def test_usage_splits_definitions_from_messages() -> None:
 # --- the matrix ------------------------------------------------------------------------------
 
 
-def test_docs_show_the_tool_search_cells_as_the_profiles_make_them() -> None:
-    page = Path(__file__).resolve().parents[1] / "docs" / "context.md"
-    found = re.search(
-        r"<!-- tool-search:start -->\n(.*?)<!-- tool-search:end -->", page.read_text(), re.S
-    )
-    assert found, "docs/context.md lost its tool-search markers"
+@pytest.mark.parametrize("page", ["native-tools.md", "context.md"])
+def test_docs_show_the_tool_search_cells_as_the_profiles_make_them(page: str) -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / page).read_text(encoding="utf-8")
+    found = re.search(r"<!-- tool-search:start -->\n(.*?)<!-- tool-search:end -->", text, re.S)
+    assert found, f"docs/{page} lost its tool-search markers"
     assert found.group(1) == tool_search_matrix_markdown()
