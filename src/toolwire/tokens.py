@@ -247,11 +247,14 @@ class RequestSizer:
     The history of a run only grows, so the messages' figure is kept as a running sum.
     """
 
-    __slots__ = ("_counted", "_messages")
+    __slots__ = ("_counted", "_definitions", "_messages", "_tools", "_tools_len")
 
     def __init__(self) -> None:
         self._counted = 0
         self._messages = 0
+        self._tools: Sequence[Tool] | None = None  # kept, so its id is not another list's
+        self._tools_len = 0
+        self._definitions = 0
 
     def measure(self, tools: Sequence[Tool], messages: Sequence[Message]) -> tuple[int, int]:
         """(definition tokens, message tokens) of a request with `tools` and `messages`."""
@@ -260,8 +263,11 @@ class RequestSizer:
         for message in messages[self._counted :]:
             self._messages += message_tokens(message)
         self._counted = len(messages)
-        definitions = 0
-        for tool in tools:
-            if not getattr(tool, "loaded_on_demand", False):
-                definitions += definition_tokens(tool)
-        return definitions, self._messages
+        if tools is not self._tools or len(tools) != self._tools_len:
+            # Most runs send one list of tools on every request: summed once.
+            definitions = 0
+            for tool in tools:
+                if not getattr(tool, "loaded_on_demand", False):
+                    definitions += definition_tokens(tool)
+            self._tools, self._tools_len, self._definitions = tools, len(tools), definitions
+        return self._definitions, self._messages

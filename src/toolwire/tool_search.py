@@ -137,13 +137,12 @@ def deferred(*tools: ToolLike) -> list[Tool]:
 
 
 def is_deferred(item: object) -> bool:
-    """Whether a tool was marked with `deferred` (through any wrappers with a `wrapped` tool)."""
-    seen = 0
-    while item is not None and seen < 32:
+    """Whether a tool was marked with `deferred` (through any `ToolWrapper`s around it)."""
+    # Wrappers are ToolWrappers: a plain tool is answered at once (this runs per tool per run).
+    while isinstance(item, ToolWrapper):
         if isinstance(item, Deferred):
             return True
-        item = getattr(item, "wrapped", None)
-        seen += 1
+        item = item.wrapped
     return False
 
 
