@@ -27,7 +27,13 @@ from toolwire import (
 from toolwire.models._matrix import tool_search_matrix_markdown
 from toolwire.models.profiles import ANTHROPIC, OPENAI_CHAT, common_profile
 from toolwire.tokens import definition_tokens
-from toolwire.tool_search import ToolIndex, discovered_tools, is_deferred
+from toolwire.tool_search import (
+    DEFAULT_CONTEXT_WINDOW,
+    ToolIndex,
+    context_window,
+    discovered_tools,
+    is_deferred,
+)
 
 
 @tool
@@ -315,3 +321,20 @@ def test_docs_show_the_tool_search_cells_as_the_profiles_make_them(page: str) ->
     found = re.search(r"<!-- tool-search:start -->\n(.*?)<!-- tool-search:end -->", text, re.S)
     assert found, f"docs/{page} lost its tool-search markers"
     assert found.group(1) == tool_search_matrix_markdown()
+
+
+def test_the_context_window_is_known_or_a_stated_estimate() -> None:
+    known = ScriptedModel(provider="anthropic", model_name="claude-sonnet-4-5")
+    assert context_window(known) == (200_000, "genai-prices")
+    window, source = context_window(ScriptedModel(model_name="made-up-model"))
+    assert window == DEFAULT_CONTEXT_WINDOW and source.startswith("estimate")
+
+
+def test_tool_search_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="defer must be"):
+        ToolSearch(defer="some")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="share must be"):
+        ToolSearch(share=0)
+    with pytest.raises(ValueError, match="mechanism must be"):
+        ToolSearch(mechanism="remote")  # type: ignore[arg-type]
+    assert ToolSearch(keep=["a", "a"]).keep == frozenset({"a"})
