@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from model_servers import closing
 
-from recordings.replay import ReplayServer, Reply
+from recordings.replay import ReplayServer, Reply, sse
 from toolwire import Agent, deferred, tool
 from toolwire.models.anthropic import AnthropicModel
 from toolwire.models.openai_responses import OpenAIResponsesModel
@@ -210,3 +210,68 @@ async def test_responses_before_gpt_5_4_gets_the_local_search_tool() -> None:
     sent = server.received[0].json["tools"]
     assert [t["name"] for t in sent] == ["add", "search_tools"]
     assert all("defer_loading" not in t for t in sent)
+
+
+def event(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"type": kind, **fields}
+
+
+async def test_anthropic_native_search_streamed_keeps_its_blocks() -> None:
+    started = event(
+        "message_start",
+        message={
+            "id": "msg_s",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 50, "output_tokens": 1},
+        },
+    )
+    use = {**SEARCH_USE, "input": {}}
+    call = {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {}}
+    events = [
+        started,
+        event("content_block_start", index=0, content_block=use),
+        event(
+            "content_block_delta",
+            index=0,
+            delta={"type": "input_json_delta", "partial_json": '{"query": "weather"}'},
+        ),
+        event("content_block_stop", index=0),
+        event("content_block_start", index=1, content_block=SEARCH_RESULT),
+        event("content_block_stop", index=1),
+        event("content_block_start", index=2, content_block=call),
+        event(
+            "content_block_delta",
+            index=2,
+            delta={"type": "input_json_delta", "partial_json": '{"city": "Paris"}'},
+        ),
+        event("content_block_stop", index=2),
+        event("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 9}),
+        event("message_stop"),
+    ]
+    answer = [
+        started,
+        event("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        event("content_block_delta", index=0, delta={"type": "text_delta", "text": "Sunny."}),
+        event("content_block_stop", index=0),
+        event("message_delta", delta={"stop_reason": "end_turn"}, usage={"output_tokens": 3}),
+        event("message_stop"),
+    ]
+    replies = [
+        Reply.of_sse(sse(events, named=[e["type"] for e in events])),
+        Reply.of_sse(sse(answer, named=[e["type"] for e in answer])),
+    ]
+    with ReplayServer(replies) as server:
+        model = closing(AnthropicModel("claude-sonnet-4-5", api_key="k", base_url=server.base_url))
+        async with Agent(model, tools=TOOLS).run_stream("Weather in Paris?") as stream:
+            async for _ in stream:
+                pass
+        result = stream.result
+
+    assert discovered_tools(result.messages) == ["get_weather"]
+    second = server.received[1].json
+    assert second["messages"][1]["content"][:2] == [SEARCH_USE, SEARCH_RESULT]
+    assert result.text == "Sunny."
