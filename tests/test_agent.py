@@ -28,6 +28,7 @@ from toolwire import (
     ToolAnnotations,
     ToolCall,
     ToolResultMessage,
+    ToolSearch,
     run_loop,
     tool,
 )
@@ -129,6 +130,7 @@ def test_every_option_is_accepted_by_every_door_and_reaches_the_config() -> None
         "output_mode": "tool",
         "output_retries": 2,
         "output_budget": OutputBudget(tokens=500),
+        "tool_search": ToolSearch(defer="auto"),
     }
     assert set(values) == set(RunOptions.__annotations__)
     agent = Agent(ScriptedModel(), **values)

@@ -151,6 +151,14 @@ if TYPE_CHECKING:
         error_result,
         text_result,
     )
+    from .tokens import (
+        ToolCost,
+        tool_cost,
+    )
+    from .tool_search import (
+        ToolSearch,
+        deferred,
+    )
     from .tools import (
         AuthInfo,
         FunctionTool,
@@ -256,6 +264,7 @@ __all__ = [
     "ToolCallBlock",
     "ToolCallDelta",
     "ToolContext",
+    "ToolCost",
     "ToolDefinition",
     "ToolError",
     "ToolInvocation",
@@ -263,6 +272,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolResultMessage",
+    "ToolSearch",
     "ToolTimeoutError",
     "ToolWrapper",
     "ToolwireError",
@@ -281,6 +291,7 @@ __all__ = [
     "compose_hooks",
     "computer_result",
     "computer_use",
+    "deferred",
     "dump_history",
     "error_result",
     "forbid_model_requests",
@@ -290,6 +301,7 @@ __all__ = [
     "run_loop",
     "text_result",
     "tool",
+    "tool_cost",
     "web_fetch",
     "web_search",
     "with_hooks",
@@ -389,6 +401,10 @@ _HOMES: dict[str, str] = {
     "ToolCallBlock": ".messages",
     "ToolCallDelta": ".models",
     "ToolContext": ".tools",
+    "ToolCost": ".tokens",
+    "ToolSearch": ".tool_search",
+    "deferred": ".tool_search",
+    "tool_cost": ".tokens",
     "AuthInfo": ".tools",
     "ToolDefinition": ".tools",
     "ToolError": ".errors",

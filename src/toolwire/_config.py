@@ -23,6 +23,7 @@ from .messages import ToolResultMessage
 from .middleware import Hooks, with_hooks
 from .models.base import Model, ModelSettings, OutputMode, ToolCall, ToolChoice
 from .native import NativeTool
+from .tool_search import ToolSearch
 from .tools import Tool, ToolLike, as_tool
 from .usage import RunLimits
 
@@ -73,6 +74,7 @@ class RunOptions(TypedDict, total=False):
     output_mode: OutputMode | Literal["auto"]
     output_retries: int
     output_budget: OutputBudget | int | None
+    tool_search: ToolSearch | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +119,8 @@ class RunConfig:
         output_budget: Holds each tool result to a number of tokens (an `OutputBudget`, or
             tokens); a longer result reaches the model cut, with a `read_result` tool to read
             the rest (see docs/context.md). `None`: results are sent whole.
+        tool_search: Which tools are deferred and how the model finds them (see
+            docs/context.md); `None` defers only the tools marked with `deferred(...)`.
     """
 
     name: str = "agent"
@@ -141,6 +145,7 @@ class RunConfig:
     output_mode: OutputMode | Literal["auto"] = "auto"
     output_retries: int = 1
     output_budget: OutputBudget | int | None = None
+    tool_search: ToolSearch | None = None
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:

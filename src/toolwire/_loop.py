@@ -9,6 +9,7 @@ Per-round work is proportional to the round, never to the length of the history.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import time
@@ -61,6 +62,8 @@ from .models.base import (
 )
 from .output import RunOutput
 from .results import TextPart, error_result
+from .tokens import RequestSizer
+from .tool_search import start_search
 from .tools import Tool, ToolContext
 from .usage import estimate_cost
 
@@ -117,6 +120,11 @@ class _Run:
         self.request_natives: list[Any] = list(config.native_tools)
         # Cuts each tool result to its budget before it enters the history (see budgets.py).
         self.budget = OutputBudget.coerce(options.output_budget)
+        # Deferred tools and the search for them (None: nothing is deferred, nothing changes).
+        self.search = start_search(config.options.tool_search, config.model, config.tools)
+        if self.search is not None:
+            self.config = dataclasses.replace(config, tools=self.search.tools)
+        self.sizer = RequestSizer()  # the definitions-vs-messages estimate on each usage
         # An unobserved run builds no events at all (most runs: no subscriber, not streamed).
         self.observed = bool(config.subscribers) or config.stream_sink is not None
 
@@ -188,13 +196,21 @@ class _Run:
         if self.output is not None:
             choice = self.output.tool_choice(choice)
             native = self.output.native_spec()
+        tools, natives = self.request_tools, self.request_natives
+        if self.search is not None:
+            tools, natives = self.search.select(tools, natives, self.messages)
+        sizes = self.sizer.measure(tools, self.messages)
         # No closure here: a lambda would turn these locals into cells in every round's frame.
         if config.backend is not None:
             completion = await config.backend.model_step(
-                functools.partial(self._request, choice, native)
+                functools.partial(self._request, choice, native, tools, natives)
             )
         else:
-            completion = await self._request(choice, native)
+            completion = await self._request(choice, native, tools, natives)
+        # A copy: a scripted model may hand the same usage object back twice.
+        completion.usage = dataclasses.replace(
+            completion.usage, tool_definition_tokens=sizes[0], message_tokens=sizes[1]
+        )
         self.usage = self.usage + completion.usage
         # Priced by the provider that answered: a fallback model may have answered through
         # another provider than the one it is named after.
@@ -206,7 +222,13 @@ class _Run:
             await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
 
-    def _request(self, choice: ToolChoice, native: OutputSpec | None) -> Awaitable[Completion]:
+    def _request(
+        self,
+        choice: ToolChoice,
+        native: OutputSpec | None,
+        tools: list[Tool],
+        natives: list[Any],
+    ) -> Awaitable[Completion]:
         # Hands back the model's own awaitable: no coroutine of its own stays alive (one object
         # fewer per run in flight, for the garbage collector to walk) while the model answers.
         # What `ModelRequest.build` would make, with the run's tool lists built once: only the
@@ -214,10 +236,10 @@ class _Run:
         config = self.config
         request = ModelRequest(
             messages=list(self.messages),
-            tools=self.request_tools,
+            tools=tools,
             tool_choice=choice,
             settings=config.settings,
-            native_tools=self.request_natives,
+            native_tools=natives,
             output=native,
         )
         if config.stream_sink is not None:
@@ -424,6 +446,8 @@ class _Run:
             await self.emit(FunctionCallStarted(call.id, call.name, call.arguments, iteration))
         tool_call = ToolCall(call.id, call.name, call.arguments)
         tool = config.tools.get(call.name)
+        if self.search is not None:  # a deferred tool not found yet answers with an error
+            tool = self.search.gate(call.name, tool, self.messages)
         error: BaseException | None = None
         # Chosen here rather than tested inside: an untraced call pays no extra frame.
         call_tool = self._run_tool if config.trace_tool is None else self._traced_call

@@ -46,6 +46,7 @@ from ._cli_common import (
     run_interruptible,
     state,
 )
+from ._cli_cost import print_costs
 from ._cli_runs import runs_app
 from ._cli_serve import serve
 from ._serve_app import running_server
@@ -332,6 +333,9 @@ def list_tools(
     login: _Login = False,
     login_port: _LoginPort = 33418,
     token_dir: _TokenDir = None,
+    cost: Annotated[
+        bool, typer.Option("--cost", help="Tokens each definition costs, per dialect.")
+    ] = False,
 ) -> None:
     """List an MCP server's tools."""
     client = _client(url, stdio, token, header or [], login_port if login else None, token_dir)
@@ -341,6 +345,9 @@ def list_tools(
             return list(await client.list_tools())
 
     specs = run_async(main)
+    if cost:
+        print_costs(specs, out, as_json=as_json)
+        return
     if as_json:
         rows = [
             {

@@ -79,6 +79,8 @@ class ToolDefinition:
 
     Attributes:
         changes: What the compiler changed or dropped to fit the dialect.
+        defer_loading: Sent for the provider's own tool search to load on demand (set by
+            `toolwire.tool_search` for Anthropic's and OpenAI Responses' native search only).
     """
 
     name: str
@@ -86,6 +88,7 @@ class ToolDefinition:
     parameters: dict[str, Any]
     strict: bool
     changes: tuple[str, ...] = ()
+    defer_loading: bool = False
 
 
 @runtime_checkable

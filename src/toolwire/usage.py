@@ -42,6 +42,10 @@ class Usage:
         server_tool_requests: Provider-side tool uses by type (e.g. `{"web_search": 2}`).
         cache_write_1h_tokens: Of `cache_write_tokens`, those written for an hour (Anthropic's
             `ttl: "1h"`, priced higher than the 5-minute default).
+        tool_definition_tokens: Of the input, the tool definitions sent (an estimate made by
+            toolwire, summed over requests: see `toolwire.tokens`).
+        message_tokens: Of the input, the messages sent (an estimate, summed over requests;
+            text only: images and files are not counted).
     """
 
     input_tokens: int = 0
@@ -52,6 +56,9 @@ class Usage:
     requests: int = 0
     server_tool_requests: dict[str, int] = field(default_factory=dict[str, int])
     cache_write_1h_tokens: int = 0
+    # Estimates, not the provider's counts: left out of comparisons.
+    tool_definition_tokens: int = field(default=0, compare=False)
+    message_tokens: int = field(default=0, compare=False)
 
     @property
     def total_tokens(self) -> int:
@@ -70,6 +77,8 @@ class Usage:
             cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             requests=self.requests + other.requests,
             server_tool_requests=servers,
+            tool_definition_tokens=self.tool_definition_tokens + other.tool_definition_tokens,
+            message_tokens=self.message_tokens + other.message_tokens,
         )
 
 

@@ -3,6 +3,7 @@
     python offline_worker.py typed DB RUN_ID DIR [LOG_LEVEL]   run a typed run, print its output
     python offline_worker.py join DB RUN_ID DIR                join the finished typed run
     python offline_worker.py scripted DB RUN_ID DIR [KILL_AT]  a ScriptedModel run, killable
+    python offline_worker.py searched DB RUN_ID DIR [KILL_AT]  the same, its tool deferred
 
 `scripted` pauses at `tool:ORDER:before` when told (printing `at tool:ORDER:before`) for the test
 to SIGKILL it there; side effects go to DIR/effects, one line per call that really ran.
@@ -19,7 +20,7 @@ from typing import Any
 import anyio
 import pydantic
 
-from toolwire import Agent, ToolContext, tool
+from toolwire import Agent, ToolContext, deferred, tool
 from toolwire.durable import DurableAgent, RunClient, launch, shutdown
 from toolwire.models.testing import FunctionModel, ScriptedModel
 
@@ -64,6 +65,19 @@ def scripted_agent() -> DurableAgent:
     return DurableAgent(Agent(script, tools=[charge], output_type=Town), name="scripted")
 
 
+def searched_agent() -> DurableAgent:
+    # `charge` is deferred: found by the search in the first step, callable after it.
+    script = ScriptedModel(
+        [
+            ("search_tools", {"query": "charge an order"}),
+            ("charge", {"order": "a"}),
+            ("charge", {"order": "b"}),
+            '{"name": "done"}',
+        ]
+    )
+    return DurableAgent(Agent(script, tools=deferred(charge), output_type=Town), name="searched")
+
+
 async def main() -> None:
     global KILL_AT, DIR
     mode, db, run_id, folder = sys.argv[1:5]
@@ -91,7 +105,7 @@ async def main() -> None:
         shutdown()
         return
     KILL_AT = extra
-    durable = scripted_agent()
+    durable = searched_agent() if mode == "searched" else scripted_agent()
     launch(db)
     print("launched", flush=True)
     outcome = await durable.run("charge a then b", run_id=run_id)

@@ -72,3 +72,19 @@ def test_a_scripted_run_recovered_after_a_kill_goes_on_from_its_history(
     assert effects[1].startswith("script-1:1:") and effects[3].startswith("script-1:2:")
     # The recovery went by without a word from DBOS (it warns by default).
     assert "dbos" not in log.read_text() and "WARNING" not in log.read_text()
+
+
+def test_tools_found_by_search_stay_found_after_a_kill(database: str, tmp_path: Path) -> None:
+    log = tmp_path / "worker.log"
+    args = ("searched", database, "search-1", str(tmp_path))
+    first = Worker(*args, "tool:b:before", log=log, script=SCRIPT)
+    try:
+        first.wait_for("at tool:b:before")
+    finally:
+        first.kill()
+    second = Worker(*args, log=log, script=SCRIPT)
+    outcome = _outcome(second, log)
+    assert outcome["output"] == {"type": "Town", "value": {"name": "done"}}
+    # The recovered run knows `charge` was found (from its replayed history): the call after
+    # the kill runs instead of being told to search first.
+    assert (tmp_path / "effects").read_text().split()[0::2] == ["a", "b"]

@@ -28,6 +28,7 @@ __all__ = [
     "resolve_native",
     "split_client_run",
     "support_matrix_markdown",
+    "tool_search_matrix_markdown",
 ]
 
 
@@ -239,4 +240,15 @@ def fee_table_markdown() -> str:
             lines.append(
                 f"| {profile.provider} | {kind} | {fee.per_use} | {fee.source} | {fee.as_of} |"
             )
+    return "\n".join(lines) + "\n"
+
+
+def tool_search_matrix_markdown() -> str:
+    """Which profiles search deferred tools natively and which get toolwire's local search tool,
+    as a Markdown table (the one docs/context.md shows)."""
+    lines = ["| adapter | tool search |", "|---|---|"]
+    for profile in PROFILES:
+        cell = profile.tool_search
+        text = f"native: `{cell.wire}`" if cell.supported else cell.wire
+        lines.append(f"| {profile.name} | {text} |")
     return "\n".join(lines) + "\n"

@@ -58,6 +58,7 @@ _CALL_FIELDS: dict[str, tuple[str, ...]] = {
     "mcp_call": ("server_label", "name", "arguments"),
     "mcp_list_tools": ("server_label",),
     "mcp_approval_request": ("server_label", "name", "arguments"),
+    "tool_search_call": ("arguments",),
 }
 _RESULT_FIELDS: dict[str, str] = {
     "file_search_call": "results",
@@ -65,6 +66,7 @@ _RESULT_FIELDS: dict[str, str] = {
     "image_generation_call": "result",
     "mcp_call": "output",
     "mcp_list_tools": "tools",
+    "tool_search_output": "tools",
 }
 _DONE = ("completed", "failed", "incomplete")
 

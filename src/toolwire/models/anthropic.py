@@ -479,11 +479,14 @@ def _check_thinking(body: Mapping[str, Any]) -> None:
 
 def _tool_definition(definition: ToolDefinition) -> dict[str, Any]:
     """A tool as Anthropic's `tools` entry."""
-    return {
+    entry: dict[str, Any] = {
         "name": definition.name,
         "description": definition.description,
         "input_schema": definition.parameters,
     }
+    if definition.defer_loading:
+        entry["defer_loading"] = True  # loaded when the tool search tool finds it
+    return entry
 
 
 def _tool_choice(choice: ToolChoice, parallel: bool | None) -> dict[str, Any] | None:

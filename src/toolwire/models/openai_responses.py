@@ -494,13 +494,16 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
 
 
 def _tool_definition(definition: ToolDefinition) -> dict[str, Any]:
-    return {
+    entry: dict[str, Any] = {
         "type": "function",
         "name": definition.name,
         "description": definition.description or None,
         "parameters": definition.parameters,
         "strict": bool(definition.strict),
     }
+    if definition.defer_loading:
+        entry["defer_loading"] = True  # loaded when the hosted tool_search finds it
+    return entry
 
 
 def _tool_choice(choice: ToolChoice, tools: Sequence[Any]) -> Any:

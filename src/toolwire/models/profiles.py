@@ -53,6 +53,7 @@ from ._parts import (
     responses_search,
     typed,
 )
+from ._search_cells import ANTHROPIC_SEARCH, LOCAL_SEARCH, RESPONSES_SEARCH
 
 __all__ = [
     "ANTHROPIC",
@@ -110,6 +111,8 @@ class ModelProfile:
         families: Model-name families that behave differently, by a pattern searched in the
             model's name (e.g. Groq's compound models).
         chat: Chat Completions quirks (only `OpenAIChatModel` reads them).
+        tool_search: How the provider searches deferred tools itself (`toolwire.tool_search`);
+            a "no" means toolwire's local search tool stands in.
     """
 
     name: str
@@ -125,6 +128,7 @@ class ModelProfile:
     call_id_max: int | None = None
     families: Mapping[str, str] = field(default_factory=dict[str, str])
     chat: ChatQuirks = field(default_factory=ChatQuirks)
+    tool_search: Cell = LOCAL_SEARCH
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a profile is shared by every model of its provider.
@@ -215,6 +219,7 @@ OPENAI_RESPONSES = ModelProfile(
         ),
     },
     families={"computer-use-preview": r"^computer-use-preview"},
+    tool_search=RESPONSES_SEARCH,
 )
 OPENAI_CHAT = ModelProfile(
     name="OpenAI Chat",
@@ -240,6 +245,7 @@ AZURE_RESPONSES = ModelProfile(
     },
     structured_output="json_schema",
     strict=True,
+    tool_search=RESPONSES_SEARCH,
 )
 AZURE_CHAT = ModelProfile(
     name="Azure Chat",
@@ -297,6 +303,7 @@ ANTHROPIC = ModelProfile(
         ),
     },
     call_id_prefix="toolu",
+    tool_search=ANTHROPIC_SEARCH,
 )
 
 _GEMINI_CELLS: dict[str, Cell] = {
@@ -582,6 +589,10 @@ def common_profile(profiles: Sequence[ModelProfile]) -> ModelProfile:
         first,
         structured_output=structured,
         output_with_native_tools=all(p.output_with_native_tools for p in profiles),
+        # A native search payload would reach a provider that cannot read it on a fallback.
+        tool_search=first.tool_search
+        if all(p.tool_search == first.tool_search for p in profiles)
+        else LOCAL_SEARCH,
     )
 
 
