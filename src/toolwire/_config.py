@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, Unpack
 
 from ._events import StreamSink, Subscriber
+from ._handoff import HandoffLike
 from ._run_result import RunResult
 from ._steps import StepBackend, ToolTracer
 from .messages import ToolResultMessage
@@ -71,6 +72,7 @@ class RunOptions(TypedDict, total=False):
     output_type: Any
     output_mode: OutputMode | Literal["auto"]
     output_retries: int
+    handoffs: Sequence[HandoffLike]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,6 +114,9 @@ class RunConfig:
             `"auto"` (native where the model has it, else tool); see docs/output.md.
         output_retries: Corrections sent back to the model for an invalid answer before the run
             fails with `OutputValidationError`.
+        handoffs: Agents this one may hand the conversation to (agents, or `handoff(agent,
+            ...)`); each is offered to the model as a `transfer_to_<name>` tool. See
+            docs/agents.md.
     """
 
     name: str = "agent"
@@ -135,6 +140,7 @@ class RunConfig:
     output_type: Any = None
     output_mode: OutputMode | Literal["auto"] = "auto"
     output_retries: int = 1
+    handoffs: Sequence[HandoffLike] = ()
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:
@@ -147,6 +153,7 @@ class RunConfig:
         # Copies, so a caller's list changed later does not change a configured run.
         object.__setattr__(self, "tools", tuple(self.tools))
         object.__setattr__(self, "subscribers", tuple(self.subscribers))
+        object.__setattr__(self, "handoffs", tuple(self.handoffs))
         object.__setattr__(self, "settings", ModelSettings.coerce(self.settings))
 
     @property
@@ -220,6 +227,7 @@ class LoopConfig:
         trace_tool: Runs each tool call (hooks included, an unknown tool's too) inside its
             tracing span; set by the tracer for traced runs.
         tracer: Wraps the run in tracing; `None` when tracing is off.
+        delegates: The run can hand over to or call other agents (handoffs, agent tools).
     """
 
     model: Model
@@ -234,6 +242,7 @@ class LoopConfig:
     backend: StepBackend | None = None
     trace_tool: ToolTracer | None = None
     tracer: RunTracer | None = None
+    delegates: bool = False
 
 
 def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:

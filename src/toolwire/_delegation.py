@@ -1,0 +1,373 @@
+"""Agents that use agents, as the loop sees them: a run's place in a tree of agents.
+
+A run that can delegate (it has agent tools or handoffs) or that an agent tool started gets a
+`RunNode`, current (a context variable) while it runs so the tools it calls find it:
+
+- a transfer tool asks its node to hand over; after the turn the loop lets the node switch the run
+  to the next agent (its model, instructions, tools, output type), the history filtered as the
+  handoff says. The run stays one run: its limits, iterations, events and steps carry on, so a
+  cycle of handoffs ends on the run's limits. A run continued from a history (a resumed or a
+  follow-up run) follows the handoffs the history records and goes on with the agent that had it.
+- an agent tool runs a sub-run as a child node: the child's usage and cost are added to the
+  parent's (so the parent's limits count them), per agent too, and its trace hangs under the
+  calling tool call. A child that pauses for approval pauses the parent (see `_paused`).
+
+The loop calls this module at a handful of points (`entered`, `turn_done`, `finish`,
+`inline_step`, `resume_plan`); a run that delegates nothing pays one attribute test per point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from decimal import Decimal
+from typing import Any, Protocol
+
+from ._config import LoopConfig
+from ._handoff import Handoff, as_handoff
+from ._run_result import PendingCall, RunResult, StopReason, TraceEntry
+from ._steps import Turnstile
+from ._util import maybe_await
+from .messages import Message, SystemMessage, ToolResultMessage
+from .middleware import ToolWrapper
+from .models.base import ToolChoice
+from .output import RunOutput
+from .results import ToolResult, error_result
+from .tools import FunctionTool, Tool, tool
+from .usage import Usage, estimate_cost
+
+__all__ = [
+    "DelegatingTool",
+    "Launch",
+    "RunNode",
+    "current",
+    "entered",
+    "inline_step",
+    "runs_agent",
+    "transfer_tool",
+]
+
+_CURRENT: contextvars.ContextVar[RunNode | None] = contextvars.ContextVar(
+    "toolwire_run_node", default=None
+)
+"""The node of the run whose tools are running (each task sees its own run's)."""
+
+_LAUNCH: contextvars.ContextVar[Launch | None] = contextvars.ContextVar(
+    "toolwire_launch", default=None
+)
+"""Set by an agent tool around the sub-run it starts: the run reads it as its parent."""
+
+_NO_NODE: contextlib.nullcontext[None] = contextlib.nullcontext()
+
+
+class _State(Protocol):
+    """The loop's run state, as far as this module reads and changes it."""
+
+    config: LoopConfig
+    messages: list[Message]
+    start: int
+    usage: Usage
+    priced: list[tuple[str, str | None, Usage]]
+    trace: list[TraceEntry]
+    pending: list[PendingCall]
+    stop_reason: StopReason
+    tool_choice: ToolChoice
+    model_label: str
+    output: RunOutput | None
+    request_tools: list[Tool]
+    request_natives: list[Any]
+    node: RunNode | None
+
+
+class DelegatingTool(ToolWrapper):
+    """Marks a tool that runs an agent (`Agent.as_tool` builds one): under a durable backend
+    its sub-run's own model and tool steps are the checkpoints, not the call as a whole."""
+
+
+@dataclasses.dataclass(slots=True)
+class Launch:
+    """An agent tool's sub-run about to start.
+
+    Attributes:
+        parent: The calling run's node.
+        call_id: The calling tool call.
+        child: The sub-run's node, once it started.
+    """
+
+    parent: RunNode
+    call_id: str
+    child: RunNode | None = None
+
+
+def current() -> RunNode | None:
+    """The node of the run whose tool is running, if that run delegates."""
+    return _CURRENT.get()
+
+
+def launching(launch: Launch) -> contextvars.Token[Launch | None]:
+    """Make the next run started in this context `launch.parent`'s child."""
+    return _LAUNCH.set(launch)
+
+
+def landed(token: contextvars.Token[Launch | None]) -> None:
+    _LAUNCH.reset(token)
+
+
+def runs_agent(item: Tool) -> bool:
+    """Whether `item` runs an agent (through any wrappers)."""
+    while isinstance(item, ToolWrapper):
+        if isinstance(item, DelegatingTool):
+            return True
+        item = item.wrapped
+    return False
+
+
+class RunNode:
+    """One run in a tree of agents: who holds the conversation and what the sub-runs spent."""
+
+    def __init__(self, state: _State, parent: RunNode | None) -> None:
+        self.state = state
+        self.parent = parent
+        name = state.config.options.name
+        self.path: list[str] = [name]
+        self.handoffs = _handoffs_of(state.config)
+        self.requested: Handoff | None = None
+        # Which agent spent each model request: the agent active from a priced index on, and
+        # the requests a sub-run added (by index).
+        self.switches: list[tuple[int, str]] = [(0, name)]
+        self.absorbed: dict[int, str] = {}
+        self.children: dict[str, list[TraceEntry]] = {}
+
+    # -- handoffs
+
+    def request_handoff(self, chosen: Handoff) -> ToolResult | str:
+        """A transfer tool's call: remember the handoff for the end of the turn."""
+        if self.requested is not None and self.requested.tool_name != chosen.tool_name:
+            return error_result(
+                f"the conversation is already being handed to {self.requested.agent.name!r}; "
+                "one handoff per turn"
+            )
+        known = self.handoffs.get(chosen.tool_name)
+        if known is None or known.agent is not chosen.agent:
+            return error_result(f"{self.path[-1]!r} cannot hand over to {chosen.agent.name!r}")
+        self.requested = chosen
+        return f"Transferred to {chosen.agent.name}; it answers from now on."
+
+    async def turn_done(self) -> bool:
+        """After a turn: take a requested handoff. True when the run must stop here."""
+        chosen, self.requested = self.requested, None
+        if chosen is None:
+            return False
+        state = self.state
+        messages = list(state.messages)
+        if chosen.history is not None:
+            messages = list(await maybe_await(chosen.history(messages)))
+        self._adopt(chosen)
+        config = state.config
+        # The next agent's own instructions stand where the previous agent's were.
+        messages = [m for m in messages if not isinstance(m, SystemMessage)]
+        system: list[Message] = []
+        if config.options.instructions:
+            system.append(SystemMessage(config.options.instructions))
+        if state.output is not None:
+            note = state.output.instructions()
+            if note is not None:
+                system.append(note)
+        kept = len(state.messages) - state.start  # what this run added, before the filter
+        state.messages = [*system, *messages]
+        state.start = max(0, len(state.messages) - kept) if chosen.history is None else 0
+        return False
+
+    def follow(self, messages: Sequence[Message]) -> None:
+        """Go on with the agent the history's handoffs left the conversation with."""
+        for message in messages:
+            if isinstance(message, ToolResultMessage) and not message.is_error:
+                chosen = self.handoffs.get(message.name)
+                if chosen is not None:
+                    self._adopt(chosen)
+
+    def _adopt(self, chosen: Handoff) -> None:
+        state = self.state
+        current_config = state.config
+        target: LoopConfig = chosen.agent.loop_config(deps=current_config.deps)
+        model = target.model
+        if current_config.trace_tool is not None:
+            from ._otel import TracedModel  # tracing is on: opentelemetry is installed
+
+            tracer: Any = current_config.tracer
+            model = TracedModel(model, tracer)
+        # The run's own settings carry on: its limits, events, steps and tracing.
+        config = dataclasses.replace(
+            target,
+            model=model,
+            deps=current_config.deps,
+            subscribers=current_config.subscribers,
+            stream_sink=current_config.stream_sink,
+            backend=current_config.backend,
+            trace_tool=current_config.trace_tool,
+            tracer=current_config.tracer,
+            limits=current_config.limits,
+        )
+        options = config.options
+        state.config = config
+        state.tool_choice = options.tool_choice
+        state.model_label = f"{model.provider} ({type(model).__name__})"
+        state.output = (
+            RunOutput(options.output_type, options.output_mode, options.output_retries, model)
+            if options.output_type is not None
+            else None
+        )
+        state.request_tools = list(config.tools.values())
+        if state.output is not None:
+            state.request_tools += state.output.tools()
+        state.request_natives = list(config.native_tools)
+        self.handoffs = _handoffs_of(config)
+        self.path.append(options.name)
+        self.switches.append((len(state.priced), options.name))
+
+    # -- sub-runs
+
+    def absorb(self, child: RunNode, call_id: str) -> None:
+        """Add a finished sub-run's spending (per agent) and trace to this run."""
+        state, sub = self.state, child.state
+        state.usage = state.usage + sub.usage
+        at = len(state.priced)
+        for i in range(len(sub.priced)):
+            self.absorbed[at + i] = child.agent_at(i)
+        state.priced.extend(sub.priced)
+        self.children[call_id] = list(sub.trace)
+
+    def agent_at(self, index: int) -> str:
+        """The agent that spent model request `index` of this run (or of its sub-runs)."""
+        name = self.absorbed.get(index)
+        if name is not None:
+            return name
+        for start, agent in reversed(self.switches):
+            if index >= start:
+                return agent
+        return self.path[0]
+
+    def remaining(self, limits: Any) -> dict[str, Any]:
+        """A sub-run's budgets: its own, cut to what this run (and its callers) have left."""
+        out: dict[str, Any] = {}
+        node: RunNode | None = self
+        while node is not None:
+            state = node.state
+            mine = state.config.limits
+            if mine.max_tokens is not None:
+                left = max(0, mine.max_tokens - state.usage.total_tokens)
+                out["max_tokens"] = min(out.get("max_tokens", left), left)
+            if mine.max_cost is not None:
+                spent = estimate_cost(state.priced).total or Decimal(0)
+                left_cost = max(Decimal(0), Decimal(str(mine.max_cost)) - spent)
+                out["max_cost"] = min(out.get("max_cost", left_cost), left_cost)
+            node = node.parent
+        if limits.max_tokens is not None:
+            out["max_tokens"] = min(out.get("max_tokens", limits.max_tokens), limits.max_tokens)
+        if limits.max_cost is not None:
+            own = Decimal(str(limits.max_cost))
+            out["max_cost"] = min(out.get("max_cost", own), own)
+        return out
+
+    # -- the result
+
+    def finish(self, result: RunResult) -> RunResult:
+        """The run's result with who answered, the path and the spending per agent."""
+        state = self.state
+        usage: dict[str, Usage] = {}
+        priced: dict[str, list[tuple[str, str | None, Usage]]] = {}
+        for i, entry in enumerate(state.priced):
+            agent = self.agent_at(i)
+            usage[agent] = usage.get(agent, Usage()) + entry[2]
+            priced.setdefault(agent, []).append(entry)
+        for entry in result.trace:
+            children = self.children.get(entry.call_id)
+            if children is not None:
+                entry.children = children
+        return dataclasses.replace(
+            result,
+            agent=state.config.options.name,
+            agent_path=list(self.path),
+            usage_by_agent=usage,
+            cost_by_agent={agent: estimate_cost(items) for agent, items in priced.items()},
+        )
+
+
+def _handoffs_of(config: LoopConfig) -> dict[str, Handoff]:
+    out: dict[str, Handoff] = {}
+    for item in config.options.handoffs:
+        chosen = as_handoff(item)
+        out[chosen.tool_name] = chosen
+    return out
+
+
+def needs_node(config: LoopConfig) -> bool:
+    """Whether a run of `config` can delegate: it has handoffs or an agent tool."""
+    return config.delegates
+
+
+def entered(state: _State) -> contextlib.AbstractContextManager[RunNode | None]:
+    """While the run runs: its node current, when it delegates or a sub-run is starting."""
+    launch = _LAUNCH.get()
+    if launch is None and not needs_node(state.config):
+        return _NO_NODE
+    if launch is not None:
+        # Consumed: a run the sub-run's own tools start is not this launch's child.
+        _LAUNCH.set(None)
+    return _Entered(state, launch)
+
+
+class _Entered(contextlib.AbstractContextManager[RunNode | None]):
+    """The run's node made and current; the launch told of it; the history's handoffs followed."""
+
+    def __init__(self, state: _State, launch: Launch | None) -> None:
+        self._state = state
+        self._launch = launch
+        self._token: contextvars.Token[RunNode | None] | None = None
+
+    def __enter__(self) -> RunNode:
+        state, launch = self._state, self._launch
+        node = RunNode(state, launch.parent if launch is not None else None)
+        state.node = node
+        self._token = _CURRENT.set(node)
+        if launch is not None:
+            launch.child = node
+        if node.handoffs:
+            node.follow(state.messages)
+        return node
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+
+
+async def inline_step(
+    gate: tuple[Turnstile, int] | None,
+    run: Callable[[], Awaitable[tuple[ToolResultMessage, BaseException | None]]],
+) -> ToolResultMessage:
+    """An agent tool's call under a durable backend: its sub-run's steps are the checkpoints.
+
+    It holds the turn's gate until the sub-run ends, so every step keeps its place on a replay
+    (the turn's later calls wait for it).
+    """
+    if gate is None:
+        return (await run())[0]
+    await gate[0].wait(gate[1])
+    try:
+        return (await run())[0]
+    finally:
+        gate[0].advance()
+
+
+def transfer_tool(chosen: Handoff) -> FunctionTool:
+    """The tool the model calls to hand the conversation over."""
+
+    def transfer() -> ToolResult | str:
+        node = _CURRENT.get()
+        if node is None:
+            return error_result("a handoff works only inside an agent's run")
+        return node.request_handoff(chosen)
+
+    return tool(transfer, name=chosen.tool_name, description=chosen.description)
