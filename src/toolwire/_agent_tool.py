@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 import pydantic_core
@@ -84,7 +84,7 @@ def agent_tool(
             requires_approval=requires_approval,
         )
     else:
-        shape: Any = input
+        shape = cast(Any, input)
         adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(shape)
         schema: dict[str, Any] = adapter.json_schema()
         if schema.get("type") != "object":
