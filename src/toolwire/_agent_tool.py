@@ -126,16 +126,25 @@ def _sub_config(
 
 async def _run_agent(agent: AgentLike, prompt: str, ctx: ToolContext) -> ToolResult:
     parent = _delegation.current()
+    call_id = ctx.call_id or ctx.tool_name
     try:
         config = _sub_config(agent, ctx, parent)
     except Exception as exc:
         return error_result(exc)
-    launch = (
-        _delegation.Launch(parent, ctx.call_id or ctx.tool_name) if parent is not None else None
-    )
+    launch = _delegation.Launch(parent, call_id) if parent is not None else None
     token = _delegation.launching(launch) if launch is not None else None
+    resuming = parent.resuming.pop(call_id, None) if parent is not None else None
     try:
-        result = await _loop.run(config, prompt, None)
+        if resuming is not None:
+            result = await _loop.run(
+                config,
+                None,
+                resuming.messages,
+                approvals=resuming.approvals,
+                results=resuming.results,
+            )
+        else:
+            result = await _loop.run(config, prompt, None)
     except Exception as exc:
         # The caller's model reads what went wrong; the caller's run goes on.
         return error_result(f"the {agent.name!r} agent failed: {type(exc).__name__}: {exc}")
@@ -143,7 +152,15 @@ async def _run_agent(agent: AgentLike, prompt: str, ctx: ToolContext) -> ToolRes
         if token is not None:
             _delegation.landed(token)
         if launch is not None and launch.child is not None and parent is not None:
-            parent.absorb(launch.child, launch.call_id)
+            parent.absorb(launch.child, call_id)
+    if result.pending and result.stop_reason in ("approval_required", "external_calls"):
+        if parent is None:
+            return error_result(
+                f"the {agent.name!r} agent waits for a decision, which only a run can ask for"
+            )
+        # The caller's run stops after this turn and hands the decision to its own caller.
+        parent.paused[call_id] = result
+        return ToolResult(content=[TextPart("(waiting for a decision)")])
     return _answer(agent, result)
 
 

@@ -21,18 +21,26 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Protocol
 
 from ._config import LoopConfig
 from ._handoff import Handoff, as_handoff
-from ._run_result import PendingCall, RunResult, StopReason, TraceEntry
+from ._run_result import PendingCall, RunResult, StopReason, TraceEntry, dump_result, load_result
 from ._steps import Turnstile
 from ._util import maybe_await
-from .messages import Message, SystemMessage, ToolResultMessage
+from .messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    dump_history,
+    load_history,
+)
 from .middleware import ToolWrapper
-from .models.base import ToolChoice
+from .models.base import ToolCall, ToolChoice
 from .output import RunOutput
 from .results import ToolResult, error_result
 from .tools import FunctionTool, Tool, tool
@@ -40,7 +48,9 @@ from .usage import Usage, estimate_cost
 
 __all__ = [
     "DelegatingTool",
+    "PAUSED_KEY",
     "Launch",
+    "Resumption",
     "RunNode",
     "current",
     "entered",
@@ -60,6 +70,9 @@ _LAUNCH: contextvars.ContextVar[Launch | None] = contextvars.ContextVar(
 """Set by an agent tool around the sub-run it starts: the run reads it as its parent."""
 
 _NO_NODE: contextlib.nullcontext[None] = contextlib.nullcontext()
+
+PAUSED_KEY = "toolwire/paused"
+"""Where a turn paused inside sub-runs keeps their state and its finished calls' results."""
 
 
 class _State(Protocol):
@@ -84,6 +97,15 @@ class _State(Protocol):
 class DelegatingTool(ToolWrapper):
     """Marks a tool that runs an agent (`Agent.as_tool` builds one): under a durable backend
     its sub-run's own model and tool steps are the checkpoints, not the call as a whole."""
+
+
+@dataclasses.dataclass(slots=True)
+class Resumption:
+    """A paused sub-run to go on with: its history and the decisions meant for it."""
+
+    messages: list[Message]
+    approvals: dict[str, bool | str]
+    results: dict[str, Any]
 
 
 @dataclasses.dataclass(slots=True)
@@ -139,6 +161,9 @@ class RunNode:
         self.switches: list[tuple[int, str]] = [(0, name)]
         self.absorbed: dict[int, str] = {}
         self.children: dict[str, list[TraceEntry]] = {}
+        # Sub-runs of this turn that stopped for a decision, and those a resumed turn goes on.
+        self.paused: dict[str, RunResult] = {}
+        self.resuming: dict[str, Resumption] = {}
 
     # -- handoffs
 
@@ -156,7 +181,11 @@ class RunNode:
         return f"Transferred to {chosen.agent.name}; it answers from now on."
 
     async def turn_done(self) -> bool:
-        """After a turn: take a requested handoff. True when the run must stop here."""
+        """After a turn: pause for a sub-run's decisions, or take a requested handoff. True when
+        the run must stop here."""
+        if self.paused:
+            self._pause()
+            return True
         chosen, self.requested = self.requested, None
         if chosen is None:
             return False
@@ -228,6 +257,93 @@ class RunNode:
         self.switches.append((len(state.priced), options.name))
 
     # -- sub-runs
+
+    def _pause(self) -> None:
+        """Stop the run for the decisions its paused sub-runs wait on.
+
+        The turn's calls that finished keep their results, and each paused sub-run its state, on
+        the turn itself (under `toolwire/paused` in its `provider_state`, which no adapter
+        sends): the turn is the history's last message again, its calls open, so a resume of
+        the history (plain, streamed or durable) finds everything there.
+        """
+        state = self.state
+        paused, self.paused = self.paused, {}
+        at = max(i for i, m in enumerate(state.messages) if isinstance(m, AssistantMessage))
+        turn = state.messages[at]
+        assert isinstance(turn, AssistantMessage)
+        done = [
+            m
+            for m in state.messages[at + 1 :]
+            if isinstance(m, ToolResultMessage) and m.call_id not in paused
+        ]
+        stash = {
+            "subruns": {call_id: dump_result(sub) for call_id, sub in paused.items()},
+            "done": json.loads(dump_history(done)),
+        }
+        provider_state = {**(turn.provider_state or {}), PAUSED_KEY: stash}
+        state.messages[at:] = [dataclasses.replace(turn, provider_state=provider_state)]
+        state.trace[:] = [t for t in state.trace if t.call_id not in paused]
+        for call_id in paused:
+            self.children.pop(call_id, None)
+        pending: list[PendingCall] = []
+        for call_id, sub in paused.items():
+            for waiting in sub.pending:
+                call = waiting.call
+                nested = ToolCall(f"{call_id}/{call.id}", call.name, call.arguments)
+                pending.append(PendingCall(nested, waiting.reason, waiting.computer))
+        state.pending = pending
+        approval = any(p.reason == "approval" for p in pending)
+        state.stop_reason = "approval_required" if approval else "external_calls"
+
+    def resume_plan(
+        self, approvals: Mapping[str, bool | str] | None, results: Mapping[str, Any] | None
+    ) -> tuple[Mapping[str, bool | str] | None, Mapping[str, Any] | None]:
+        """Decisions for a turn paused inside sub-runs: the nested ones (`"<call>/<id>"`) go
+        to the sub-runs, which the turn's calls resume; the calls that had finished keep their
+        results."""
+        state = self.state
+        last = state.messages[-1] if state.messages else None
+        if not isinstance(last, AssistantMessage) or PAUSED_KEY not in (last.provider_state or {}):
+            return approvals, results
+        assert last.provider_state is not None
+        stash: dict[str, Any] = last.provider_state[PAUSED_KEY]
+        rest = {k: v for k, v in last.provider_state.items() if k != PAUSED_KEY}
+        state.messages[-1] = dataclasses.replace(last, provider_state=rest or None)
+        decided = dict(approvals or {})
+        answers = dict(results or {})
+        undecided: list[str] = []
+        raw_subruns: dict[str, Any] = stash["subruns"]
+        for call_id, raw in raw_subruns.items():
+            sub = load_result(raw)
+            prefix = f"{call_id}/"
+            mine = {
+                k.removeprefix(prefix): decided.pop(k)
+                for k in list(decided)
+                if k.startswith(prefix)
+            }
+            given = {
+                k.removeprefix(prefix): answers.pop(k)
+                for k in list(answers)
+                if k.startswith(prefix)
+            }
+            undecided += [
+                f"{prefix}{p.call.id} ({p.call.name}: needs "
+                f"{'approval' if p.reason == 'approval' else 'a result'})"
+                for p in sub.pending
+                if p.call.id not in mine and p.call.id not in given
+            ]
+            self.resuming[call_id] = Resumption(sub.messages, mine, given)
+            decided.setdefault(call_id, True)  # the call ran already: its approval stands
+        if undecided:
+            raise ValueError("cannot resume; undecided calls: " + ", ".join(undecided))
+        for message in load_history(json.dumps(stash["done"])):
+            if isinstance(message, ToolResultMessage):
+                answers[message.call_id] = ToolResult(
+                    content=list(message.content),
+                    is_error=message.is_error,
+                    structured=message.structured,
+                )
+        return decided, answers
 
     def absorb(self, child: RunNode, call_id: str) -> None:
         """Add a finished sub-run's spending (per agent) and trace to this run."""

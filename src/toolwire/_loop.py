@@ -541,6 +541,8 @@ class _Run:
         """Answer the last turn's open calls with the caller's decisions, then run the rest."""
         if approvals is None and results is None:
             return
+        if self.node is not None:  # decisions for sub-runs this turn paused inside
+            approvals, results = self.node.resume_plan(approvals, results)
         last = self.messages[-1] if self.messages else None
         calls = answerable_calls(last) if isinstance(last, AssistantMessage) else []
         if not calls:
