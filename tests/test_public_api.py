@@ -9,6 +9,7 @@ import toolwire
 
 EXPECTED = [
     "Agent",
+    "AgentTool",
     "ArgumentProblem",
     "AssistantMessage",
     "Attempt",
@@ -31,6 +32,7 @@ EXPECTED = [
     "FunctionCallStarted",
     "FunctionModel",
     "FunctionTool",
+    "Handoff",
     "Hooks",
     "ImagePart",
     "McpAuthError",
@@ -121,6 +123,7 @@ EXPECTED = [
     "dump_history",
     "error_result",
     "forbid_model_requests",
+    "handoff",
     "load_history",
     "model",
     "repair_history",
@@ -132,6 +135,7 @@ EXPECTED = [
     "with_hooks",
     "with_retry",
     "with_timeout",
+    "without_tool_calls",
 ]
 
 

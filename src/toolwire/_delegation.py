@@ -47,8 +47,8 @@ from .tools import FunctionTool, Tool, tool
 from .usage import Usage, estimate_cost
 
 __all__ = [
-    "DelegatingTool",
     "PAUSED_KEY",
+    "DelegatingTool",
     "Launch",
     "Resumption",
     "RunNode",
