@@ -68,7 +68,7 @@ async def test_the_next_agent_answers_with_its_own_instructions_tools_and_output
     }
     # Billing saw its own instructions (not triage's), the whole conversation and its own tools.
     first = billing_model.requests[0]
-    assert [m for m in first.messages if isinstance(m, SystemMessage)][0].text == (
+    assert next(m for m in first.messages if isinstance(m, SystemMessage)).text == (
         "You handle refunds."
     )
     assert not any(isinstance(m, SystemMessage) and m.text == "Route." for m in first.messages)
@@ -129,8 +129,9 @@ async def test_a_handoff_to_an_unknown_agent_is_an_error_the_model_sees() -> Non
 
 
 async def test_a_cycle_of_handoffs_ends_on_the_runs_limits() -> None:
-    ping = Agent(ScriptedModel([("transfer_to_pong", {})] * 5), name="ping")
-    pong = Agent(ScriptedModel([("transfer_to_ping", {})] * 5), name="pong")
+    no_args: dict[str, str] = {}
+    ping = Agent(ScriptedModel([("transfer_to_pong", no_args)] * 5), name="ping")
+    pong = Agent(ScriptedModel([("transfer_to_ping", no_args)] * 5), name="pong")
     ping.add_handoffs(pong)
     pong.add_handoffs(ping)
     result = await Agent(ping.model, config=ping.config.replace(max_iterations=4)).run("Go.")
