@@ -151,7 +151,7 @@ async def test_two_handoffs_in_one_turn_take_the_first() -> None:
     result = await front.run("Hi.")
     assert result.text == "A here." and result.agent_path == ["front", "a"]
     second = results_of(result)[1]
-    assert second.is_error and "already being handed to 'a'" in second.text
+    assert second.is_error and "handed to 'a'; one handoff per turn" in second.text
 
 
 async def test_a_conversation_goes_on_with_the_agent_that_has_it() -> None:

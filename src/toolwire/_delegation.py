@@ -42,8 +42,8 @@ from .messages import (
 from .middleware import ToolWrapper
 from .models.base import ToolCall, ToolChoice
 from .output import RunOutput
-from .results import ToolResult, error_result
-from .tools import FunctionTool, Tool, tool
+from .results import TextPart, ToolResult, error_result
+from .tools import FunctionTool, Tool, ToolContext, tool
 from .usage import Usage, estimate_cost
 
 __all__ = [
@@ -155,7 +155,7 @@ class RunNode:
         name = state.config.options.name
         self.path: list[str] = [name]
         self.handoffs = _handoffs_of(state.config)
-        self.requested: Handoff | None = None
+        self.requested: dict[str, Handoff] = {}  # call id -> the handoff it asks for
         # Which agent spent each model request: the agent active from a priced index on, and
         # the requests a sub-run added (by index).
         self.switches: list[tuple[int, str]] = [(0, name)]
@@ -167,18 +167,43 @@ class RunNode:
 
     # -- handoffs
 
-    def request_handoff(self, chosen: Handoff) -> ToolResult | str:
+    def request_handoff(self, chosen: Handoff, call_id: str) -> ToolResult | str:
         """A transfer tool's call: remember the handoff for the end of the turn."""
-        if self.requested is not None and self.requested.tool_name != chosen.tool_name:
-            return error_result(
-                f"the conversation is already being handed to {self.requested.agent.name!r}; "
-                "one handoff per turn"
-            )
         known = self.handoffs.get(chosen.tool_name)
         if known is None or known.agent is not chosen.agent:
             return error_result(f"{self.path[-1]!r} cannot hand over to {chosen.agent.name!r}")
-        self.requested = chosen
+        self.requested[call_id] = chosen
         return f"Transferred to {chosen.agent.name}; it answers from now on."
+
+    def _first_request(self) -> Handoff | None:
+        """The turn's first handoff, in call order (calls may finish in any order); the
+        others' results become errors."""
+        requested, self.requested = self.requested, {}
+        if not requested:
+            return None
+        state = self.state
+        at = max(i for i, m in enumerate(state.messages) if isinstance(m, AssistantMessage))
+        turn = state.messages[at]
+        assert isinstance(turn, AssistantMessage)
+        order = [c.id for c in turn.tool_calls if c.id in requested]
+        if not order:
+            return None
+        first = requested[order[0]]
+        refused = set(order[1:])
+        if refused:
+            why = (
+                f"Error: the conversation was handed to {first.agent.name!r}; one handoff per turn"
+            )
+            for i in range(at + 1, len(state.messages)):
+                message = state.messages[i]
+                if isinstance(message, ToolResultMessage) and message.call_id in refused:
+                    state.messages[i] = dataclasses.replace(
+                        message, content=[TextPart(why)], is_error=True
+                    )
+            for entry in state.trace:
+                if entry.call_id in refused:
+                    entry.result, entry.is_error = why, True
+        return first
 
     async def turn_done(self) -> bool:
         """After a turn: pause for a sub-run's decisions, or take a requested handoff. True when
@@ -186,7 +211,7 @@ class RunNode:
         if self.paused:
             self._pause()
             return True
-        chosen, self.requested = self.requested, None
+        chosen = self._first_request()
         if chosen is None:
             return False
         state = self.state
@@ -480,10 +505,10 @@ async def inline_step(
 def transfer_tool(chosen: Handoff) -> FunctionTool:
     """The tool the model calls to hand the conversation over."""
 
-    def transfer() -> ToolResult | str:
+    def transfer(ctx: ToolContext) -> ToolResult | str:
         node = _CURRENT.get()
         if node is None:
             return error_result("a handoff works only inside an agent's run")
-        return node.request_handoff(chosen)
+        return node.request_handoff(chosen, ctx.call_id or chosen.tool_name)
 
     return tool(transfer, name=chosen.tool_name, description=chosen.description)
