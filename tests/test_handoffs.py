@@ -156,9 +156,7 @@ async def test_two_handoffs_in_one_turn_take_the_first() -> None:
 
 async def test_a_conversation_goes_on_with_the_agent_that_has_it() -> None:
     billing = Agent(ScriptedModel(["Billing here.", "Still billing."]), name="billing")
-    triage = Agent(
-        ScriptedModel([("transfer_to_billing", {})]), name="triage", handoffs=[billing]
-    )
+    triage = Agent(ScriptedModel([("transfer_to_billing", {})]), name="triage", handoffs=[billing])
     first = await triage.run("Refund, please.")
     later = await triage.run("And one more thing.", history=first.messages)
     assert later.text == "Still billing." and later.agent == "billing"
@@ -170,9 +168,7 @@ async def test_an_approval_after_a_handoff_resumes_with_the_next_agent() -> None
         name="billing",
         tools=[refund],
     )
-    triage = Agent(
-        ScriptedModel([("transfer_to_billing", {})]), name="triage", handoffs=[billing]
-    )
+    triage = Agent(ScriptedModel([("transfer_to_billing", {})]), name="triage", handoffs=[billing])
     paused = await triage.run("Refund D4.")
     assert paused.stop_reason == "approval_required" and paused.agent == "billing"
     stored = RunResult.from_json(paused.to_json())
@@ -183,9 +179,7 @@ async def test_an_approval_after_a_handoff_resumes_with_the_next_agent() -> None
 
 async def test_a_handoff_streams_and_the_stream_ends_with_the_next_agents_answer() -> None:
     billing = Agent(ScriptedModel(["Billing here."]), name="billing")
-    triage = Agent(
-        ScriptedModel([("transfer_to_billing", {})]), name="triage", handoffs=[billing]
-    )
+    triage = Agent(ScriptedModel([("transfer_to_billing", {})]), name="triage", handoffs=[billing])
     async with triage.run_stream("Hi.") as stream:
         kinds = [type(event).__name__ async for event in stream]
     assert kinds[-1] == "RunCompleted"
