@@ -7,6 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from toolwire import Agent, ScriptedModel, tool
+from toolwire.durable._client import _check_decision  # pyright: ignore[reportPrivateUsage]
+
 from .processes import Worker
 
 SCRIPT = Path(__file__).with_name("agents_worker.py")
@@ -34,3 +39,21 @@ def test_a_sub_agent_killed_mid_run_goes_on_from_its_checkpoints(tmp_path: Path)
     # `a` ran once (its step was a checkpoint), `b` once, with the keys of the caller's run.
     assert effects[0::2] == ["a", "b"]
     assert effects[1].startswith("boss-1:1:") and effects[3].startswith("boss-1:2:")
+
+
+def test_a_decision_for_a_call_a_sub_agent_paused_on_is_accepted() -> None:
+    @tool(requires_approval=True)
+    def wipe(disk: str) -> str:
+        """Wipe a disk."""
+        return "wiped"
+
+    admin = Agent(ScriptedModel([("wipe", {"disk": "d1"})]), name="admin", tools=[wipe])
+    boss = Agent(ScriptedModel([("admin", {"input": "wipe d1"})]), tools=[admin.as_tool()])
+    paused = boss.run_sync("Go.")
+    nested = paused.pending[0].call.id
+    assert nested == "call_1/call_1"
+    _check_decision(paused, {nested: True}, {})  # what RunClient.decide checks first
+    with pytest.raises(ValueError, match="undecided calls: call_1/call_1"):
+        _check_decision(paused, {}, {})
+    with pytest.raises(ValueError, match="no call with id 'call_1/call_9'"):
+        _check_decision(paused, {"call_1/call_9": True}, {})
