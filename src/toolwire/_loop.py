@@ -258,7 +258,8 @@ class _Run:
 
     async def rounds(self) -> None:
         while True:
-            # A handoff asked for in the last turn switches agents here.
+            # After a turn: a sub-agent waiting for a decision stops the run, a handoff switches
+            # agents.
             if self.node is not None and await self.node.turn_done():
                 return
             reason = self.limit_reached() if self.iterations else None
