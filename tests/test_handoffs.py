@@ -199,3 +199,32 @@ def test_a_handoff_whose_tool_name_clashes_is_refused() -> None:
     front = Agent(ScriptedModel(), handoffs=[other])
     with pytest.raises(ValueError, match="two tools are named 'transfer_to_other'"):
         front.add_handoffs(other)
+
+
+async def test_a_chain_of_handoffs_and_an_agent_tool_after_one() -> None:
+    # triage -> billing -> fraud; fraud asks a `checker` agent as a tool, which itself hands over.
+    second_opinion = Agent(ScriptedModel(["Looks fine."]), name="second_opinion")
+    checker = Agent(
+        ScriptedModel([("transfer_to_second_opinion", {})]),
+        name="checker",
+        handoffs=[second_opinion],
+    )
+    fraud = Agent(
+        ScriptedModel([("checker", {"input": "check E5"}), "No fraud found."]),
+        name="fraud",
+        tools=[checker.as_tool()],
+    )
+    billing = Agent(ScriptedModel([("transfer_to_fraud", {})]), name="billing", handoffs=[fraud])
+    triage = Agent(ScriptedModel([("transfer_to_billing", {})]), name="triage", handoffs=[billing])
+    result = await triage.run("Is E5 fraud?")
+    assert result.text == "No fraud found."
+    assert result.agent_path == ["triage", "billing", "fraud"]
+    assert {k: u.requests for k, u in result.usage_by_agent.items()} == {
+        "triage": 1,
+        "billing": 1,
+        "fraud": 2,
+        "checker": 1,
+        "second_opinion": 1,
+    }
+    answer = next(m for m in results_of(result) if m.name == "checker")
+    assert answer.text == "Looks fine."
