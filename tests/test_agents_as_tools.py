@@ -326,3 +326,44 @@ async def test_the_sub_runs_span_is_a_child_of_the_tool_calls_span(
     top = by_name["invoke_agent boss"]
     assert call.parent is not None and top.context is not None
     assert call.parent.span_id == top.context.span_id
+
+
+async def test_cost_rolls_up_per_agent_and_the_cost_budget_is_shared() -> None:
+    def priced(replies: list[Any]) -> ScriptedModel:
+        return ScriptedModel(replies, model_name="gpt-4o", provider="openai")
+
+    worker = Agent(
+        priced([("lookup", {"city": "A"}), ("lookup", {"city": "B"}), "done"]),
+        name="worker",
+        tools=[lookup],
+    )
+    boss = Agent(
+        priced([("worker", {"input": "go"}), "Out."]),
+        name="boss",
+        tools=[worker.as_tool()],
+    )
+    free = await boss.run("Go.")
+    assert free.cost.total is not None and free.cost.total > 0
+    boss_cost, worker_cost = free.cost_by_agent["boss"].total, free.cost_by_agent["worker"].total
+    assert boss_cost is not None and worker_cost is not None
+    assert boss_cost + worker_cost == free.cost.total
+
+    # A budget the first boss request nearly spends: the worker gets only the rest, stops on it,
+    # and what it spent ends the boss's run too.
+    first_request = boss_cost / 2
+    tight = Agent(
+        priced([("worker", {"input": "go"}), "Out."]),
+        name="boss",
+        tools=[
+            Agent(
+                priced([("lookup", {"city": "A"}), ("lookup", {"city": "B"}), "done"]),
+                name="worker",
+                tools=[lookup],
+            ).as_tool()
+        ],
+        max_cost=float(first_request * 2),
+    )
+    result = await tight.run("Go.")
+    stopped = results_of(result)[0]
+    assert stopped.is_error and "cost limit" in stopped.text
+    assert result.stop_reason == "cost_limit"
