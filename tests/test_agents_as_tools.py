@@ -348,9 +348,8 @@ async def test_cost_rolls_up_per_agent_and_the_cost_budget_is_shared() -> None:
     assert boss_cost is not None and worker_cost is not None
     assert boss_cost + worker_cost == free.cost.total
 
-    # A budget the first boss request nearly spends: the worker gets only the rest, stops on it,
-    # and what it spent ends the boss's run too.
-    first_request = boss_cost / 2
+    # A budget of what the boss alone spent above: after the boss's first request the worker
+    # gets only the rest, stops on it, and what it spent ends the boss's run too.
     tight = Agent(
         priced([("worker", {"input": "go"}), "Out."]),
         name="boss",
@@ -361,7 +360,7 @@ async def test_cost_rolls_up_per_agent_and_the_cost_budget_is_shared() -> None:
                 tools=[lookup],
             ).as_tool()
         ],
-        max_cost=float(first_request * 2),
+        max_cost=float(boss_cost),
     )
     result = await tight.run("Go.")
     stopped = results_of(result)[0]
