@@ -366,3 +366,27 @@ async def test_cost_rolls_up_per_agent_and_the_cost_budget_is_shared() -> None:
     stopped = results_of(result)[0]
     assert stopped.is_error and "cost limit" in stopped.text
     assert result.stop_reason == "cost_limit"
+
+
+async def test_after_a_handoff_the_next_agents_requests_are_traced_in_the_same_run(
+    spans: InMemorySpanExporter,
+) -> None:
+    billing = Agent(
+        ScriptedModel([("lookup", {"city": "A"}), "ok"], model_name="billing-model"),
+        name="billing",
+        tools=[lookup],
+    )
+    triage = Agent(
+        ScriptedModel([("transfer_to_billing", {})], model_name="triage-model"),
+        name="triage",
+        handoffs=[billing],
+    )
+    await triage.run("Go.")
+    finished = list(spans.get_finished_spans())
+    [run] = [s for s in finished if s.name.startswith("invoke_agent")]
+    chats = [s.name for s in finished if s.name.startswith("chat")]
+    assert chats == ["chat triage-model", "chat billing-model", "chat billing-model"]
+    assert run.context is not None
+    for span in finished:
+        if span is not run:
+            assert span.parent is not None and span.parent.span_id == run.context.span_id
