@@ -91,6 +91,7 @@ class _State(Protocol):
     output: RunOutput | None
     request_tools: list[Tool]
     request_natives: list[Any]
+    iterations: int
     node: RunNode | None
 
 
@@ -307,7 +308,15 @@ class RunNode:
         }
         provider_state = {**(turn.provider_state or {}), PAUSED_KEY: stash}
         state.messages[at:] = [dataclasses.replace(turn, provider_state=provider_state)]
-        state.trace[:] = [t for t in state.trace if t.call_id not in paused]
+        # This turn's entries only: a call id may come back in another turn of a long run.
+        turn_calls = {c.id for c in turn.tool_calls}
+        state.trace[:] = [
+            t
+            for t in state.trace
+            if not (
+                t.call_id in paused and t.call_id in turn_calls and t.iteration == state.iterations
+            )
+        ]
         for call_id in paused:
             self.children.pop(call_id, None)
         pending: list[PendingCall] = []
