@@ -10,7 +10,7 @@ A run that can delegate (it has agent tools or handoffs) or that an agent tool s
   follow-up run) follows the handoffs the history records and goes on with the agent that had it.
 - an agent tool runs a sub-run as a child node: the child's usage and cost are added to the
   parent's (so the parent's limits count them), per agent too, and its trace hangs under the
-  calling tool call. A child that pauses for approval pauses the parent (see `_paused`).
+  calling tool call. A child that pauses for a decision pauses the parent (see `RunNode._pause`).
 
 The loop calls this module at a handful of points (`entered`, `turn_done`, `finish`,
 `inline_step`, `resume_plan`); a run that delegates nothing pays one attribute test per point.
@@ -55,6 +55,9 @@ __all__ = [
     "current",
     "entered",
     "inline_step",
+    "landed",
+    "launching",
+    "needs_node",
     "runs_agent",
     "transfer_tool",
 ]
@@ -135,6 +138,7 @@ def launching(launch: Launch) -> contextvars.Token[Launch | None]:
 
 
 def landed(token: contextvars.Token[Launch | None]) -> None:
+    """Undo `launching` once the sub-run is over."""
     _LAUNCH.reset(token)
 
 
