@@ -131,13 +131,14 @@ def test_every_option_is_accepted_by_every_door_and_reaches_the_config() -> None
         "output_retries": 2,
         "output_budget": OutputBudget(tokens=500),
         "tool_search": ToolSearch(defer="auto"),
+        "handoffs": [Agent(ScriptedModel(), name="other")],
     }
     assert set(values) == set(RunOptions.__annotations__)
     agent = Agent(ScriptedModel(), **values)
     config = agent.config
     for name, value in values.items():
         got = getattr(config, name)
-        if name in ("tools", "subscribers"):
+        if name in ("tools", "subscribers", "handoffs"):
             assert list(got) == value, name
         elif name == "settings":
             assert got == ModelSettings(temperature=0.1, extra={"logprobs": True})

@@ -9,6 +9,7 @@ import toolwire
 
 EXPECTED = [
     "Agent",
+    "AgentTool",
     "ArgumentProblem",
     "AssistantMessage",
     "Attempt",
@@ -32,6 +33,7 @@ EXPECTED = [
     "FunctionCallStarted",
     "FunctionModel",
     "FunctionTool",
+    "Handoff",
     "Hooks",
     "ImagePart",
     "McpAuthError",
@@ -126,6 +128,7 @@ EXPECTED = [
     "dump_history",
     "error_result",
     "forbid_model_requests",
+    "handoff",
     "load_history",
     "model",
     "repair_history",
@@ -138,6 +141,7 @@ EXPECTED = [
     "with_hooks",
     "with_retry",
     "with_timeout",
+    "without_tool_calls",
 ]
 
 

@@ -98,13 +98,22 @@ def full_result() -> RunResult:
         new_messages=messages[1:],
         usage=Usage(1, 2, 3, 4, 5, 6, {"web_search": 1}, 7, 8, 9),
         cost=Cost(Decimal("0.0123"), "partly priced", "EUR"),
-        trace=[TraceEntry("c1", "add", '{"a": 1}', "2", True, 0.25, 2, error)],
+        trace=[TraceEntry("c1", "add", '{"a": 1}', "2", True, 0.25, 2, error, [_leaf()])],
         stop_reason="external_calls",
         pending=[PendingCall(ToolCall("cu_1", "computer_use", "{}"), "computer", _computer())],
         iterations=3,
         output=City(name="Paris", population=2_100_000),
         refusal="no",
+        agent="writer",
+        agent_path=["triage", "writer"],
+        usage_by_agent={"writer": Usage(1, 2, 3, 4, 5, 6, {"web_search": 1})},
+        cost_by_agent={"writer": Cost(Decimal("0.0123"), "partly priced", "EUR")},
     )
+
+
+def _leaf() -> TraceEntry:
+    """A sub-agent's tool call, nested under the call that ran the sub-agent."""
+    return TraceEntry("s1", "look", "{}", "found", True, 0.5, 1, KeyError("k"))
 
 
 def _walk(value: Any) -> list[Any]:
@@ -141,6 +150,8 @@ def test_every_field_of_the_sample_is_set() -> None:
     for obj in objects:
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)
+            if obj == _leaf() and f.name == "children":
+                continue  # the innermost call of the nesting has none
             assert value not in (None, "", 0, [], {}), f"{type(obj).__name__}.{f.name} is unset"
             if f.default is not dataclasses.MISSING:
                 assert value != f.default, f"{type(obj).__name__}.{f.name} keeps its default"

@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._agent_tool import AgentTool
     from ._dialects import (
         CompiledSchema,
         Dialect,
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         RunCompleted,
         RunEvent,
     )
+    from ._handoff import Handoff, handoff, without_tool_calls
     from ._repair import repair_history
     from ._run_result import (
         PendingCall,
@@ -178,6 +180,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "AgentTool",
     "ArgumentProblem",
     "AssistantMessage",
     "Attempt",
@@ -201,6 +204,7 @@ __all__ = [
     "FunctionCallStarted",
     "FunctionModel",
     "FunctionTool",
+    "Handoff",
     "Hooks",
     "ImagePart",
     "McpAuthError",
@@ -295,6 +299,7 @@ __all__ = [
     "dump_history",
     "error_result",
     "forbid_model_requests",
+    "handoff",
     "load_history",
     "model",
     "repair_history",
@@ -307,10 +312,15 @@ __all__ = [
     "with_hooks",
     "with_retry",
     "with_timeout",
+    "without_tool_calls",
 ]
 
 _HOMES: dict[str, str] = {
     "Agent": ".agent",
+    "AgentTool": "._agent_tool",
+    "Handoff": "._handoff",
+    "handoff": "._handoff",
+    "without_tool_calls": "._handoff",
     "ArgumentProblem": ".errors",
     "AssistantMessage": ".messages",
     "Attempt": ".models",

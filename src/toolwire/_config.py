@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, Unpack
 
 from ._events import StreamSink, Subscriber
+from ._handoff import HandoffLike
 from ._run_result import RunResult
 from ._steps import StepBackend, ToolTracer
 from .budgets import OutputBudget
@@ -75,6 +76,7 @@ class RunOptions(TypedDict, total=False):
     output_retries: int
     output_budget: OutputBudget | int | None
     tool_search: ToolSearch | None
+    handoffs: Sequence[HandoffLike]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +123,9 @@ class RunConfig:
             the rest (see docs/context.md). `None`: results are sent whole.
         tool_search: Which tools are deferred and how the model finds them (see
             docs/context.md); `None` defers only the tools marked with `deferred(...)`.
+        handoffs: Agents this one may hand the conversation to (agents, or `handoff(agent,
+            ...)`); each is offered to the model as a `transfer_to_<name>` tool. See
+            docs/agents.md.
     """
 
     name: str = "agent"
@@ -146,6 +151,7 @@ class RunConfig:
     output_retries: int = 1
     output_budget: OutputBudget | int | None = None
     tool_search: ToolSearch | None = None
+    handoffs: Sequence[HandoffLike] = ()
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:
@@ -158,6 +164,7 @@ class RunConfig:
         # Copies, so a caller's list changed later does not change a configured run.
         object.__setattr__(self, "tools", tuple(self.tools))
         object.__setattr__(self, "subscribers", tuple(self.subscribers))
+        object.__setattr__(self, "handoffs", tuple(self.handoffs))
         object.__setattr__(self, "settings", ModelSettings.coerce(self.settings))
         object.__setattr__(self, "output_budget", OutputBudget.coerce(self.output_budget))
 
@@ -232,6 +239,7 @@ class LoopConfig:
         trace_tool: Runs each tool call (hooks included, an unknown tool's too) inside its
             tracing span; set by the tracer for traced runs.
         tracer: Wraps the run in tracing; `None` when tracing is off.
+        delegates: The run can hand over to or call other agents (handoffs, agent tools).
     """
 
     model: Model
@@ -246,6 +254,7 @@ class LoopConfig:
     backend: StepBackend | None = None
     trace_tool: ToolTracer | None = None
     tracer: RunTracer | None = None
+    delegates: bool = False
 
 
 def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:

@@ -21,6 +21,7 @@ from typing import Any, cast
 
 import anyio
 
+from . import _delegation
 from ._config import LoopConfig
 from ._events import (
     FunctionCallCompleted,
@@ -127,6 +128,7 @@ class _Run:
         self.sizer = RequestSizer()  # the definitions-vs-messages estimate on each usage
         # An unobserved run builds no events at all (most runs: no subscriber, not streamed).
         self.observed = bool(config.subscribers) or config.stream_sink is not None
+        self.node: _delegation.RunNode | None = None  # set when the run delegates to agents
 
     # -- events
 
@@ -150,19 +152,26 @@ class _Run:
             last = self.messages[-1] if self.messages else None
             if isinstance(last, AssistantMessage):
                 text = last.text
-        return RunResult(
+        cost = estimate_cost(self.priced)
+        name = self.config.options.name
+        result = RunResult(
             text=text,
             messages=self.messages,
             new_messages=self.messages[self.start :],
             usage=self.usage,
-            cost=estimate_cost(self.priced),
+            cost=cost,
             trace=self.trace,
             stop_reason=self.stop_reason,
             pending=self.pending,
             iterations=self.iterations,
             output=self.output.value if self.output is not None else None,
             refusal=self.output.refusal if self.output is not None else None,
+            agent=name,
+            agent_path=[name],
+            usage_by_agent={name: self.usage},
+            cost_by_agent={name: cost},
         )
+        return result if self.node is None else self.node.finish(result)
 
     def timed_out(self) -> bool:
         return self.deadline is not None and anyio.current_time() >= self.deadline
@@ -275,6 +284,10 @@ class _Run:
 
     async def rounds(self) -> None:
         while True:
+            # After a turn: a sub-agent waiting for a decision stops the run, a handoff switches
+            # agents.
+            if self.node is not None and await self.node.turn_done():
+                return
             reason = self.limit_reached() if self.iterations else None
             if reason is not None:
                 self.stop_reason = reason
@@ -464,6 +477,10 @@ class _Run:
                 message = (await config.trace_tool(call, None, lambda: _ready(answer)))[0]
         elif config.backend is None:
             message, error = await call_tool(tool, call, tool_call, None)
+        elif self.node is not None and _delegation.runs_agent(tool):
+            message = await _delegation.inline_step(
+                gate, functools.partial(call_tool, tool, call, tool_call, None)
+            )
         else:
             backend = config.backend
 
@@ -555,6 +572,8 @@ class _Run:
         """Answer the last turn's open calls with the caller's decisions, then run the rest."""
         if approvals is None and results is None:
             return
+        if self.node is not None:  # decisions for sub-runs this turn paused inside
+            approvals, results = self.node.resume_plan(approvals, results)
         last = self.messages[-1] if self.messages else None
         calls = answerable_calls(last) if isinstance(last, AssistantMessage) else []
         if not calls:
@@ -715,7 +734,9 @@ async def _run_state(
     resuming: bool,
 ) -> RunResult:
     config = state.config
-    with in_run(state.run_id):  # for the log records of everything the run does
+    # The log records of everything the run does carry its id; a run that delegates to agents
+    # is its tools' current run.
+    with in_run(state.run_id), _delegation.entered(state):
         if resuming and state.tool_choice not in ("auto", "none"):
             # The paused turn already obeyed the forced choice; forcing it again on the follow-up
             # would make the model call a tool where it should answer.

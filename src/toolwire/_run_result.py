@@ -54,6 +54,8 @@ class TraceEntry:
 
     `error` is the exception the call raised; a result read back from JSON carries a `ToolError`
     naming the original type and message instead (an exception object is not data).
+    `children` holds the tool calls of the sub-run an agent tool (`Agent.as_tool`) ran for this
+    call, nested the same way.
     """
 
     call_id: str
@@ -64,6 +66,7 @@ class TraceEntry:
     duration: float
     iteration: int
     error: BaseException | None = field(default=None, repr=False, compare=False)
+    children: list[TraceEntry] = field(default_factory=list["TraceEntry"])
 
 
 @dataclass(slots=True)
@@ -99,6 +102,11 @@ class RunResult:
         iterations: Model requests made.
         output: The validated typed answer, when the run asked for one (`output_type`).
         refusal: Why the model declined to give the typed answer (`stop_reason == "refused"`).
+        agent: The name of the agent that had the conversation last (after handoffs, the one
+            that answered).
+        agent_path: The agents that had the conversation, in order (one name without handoffs).
+        usage_by_agent: `usage` split by agent name, sub-agents run as tools included.
+        cost_by_agent: `cost` split the same way.
     """
 
     text: str
@@ -112,6 +120,10 @@ class RunResult:
     iterations: int = 0
     output: Any = None
     refusal: str | None = None
+    agent: str = "agent"
+    agent_path: list[str] = field(default_factory=list[str])
+    usage_by_agent: dict[str, Usage] = field(default_factory=dict[str, Usage])
+    cost_by_agent: dict[str, Cost] = field(default_factory=dict[str, Cost])
 
     @property
     def citations(self) -> list[Citation]:
@@ -198,6 +210,7 @@ def _dump_trace(entry: TraceEntry) -> dict[str, Any]:
         "duration": entry.duration,
         "iteration": entry.iteration,
         "error": None if error is None else f"{type(error).__qualname__}: {error}",
+        "children": [_dump_trace(child) for child in entry.children],
     }
 
 
@@ -217,11 +230,20 @@ def _dump_output(value: Any) -> dict[str, Any] | None:
     return {"value": pydantic_core.to_jsonable_python(value), "type": type(value).__name__}
 
 
+def _dump_usage(usage: Usage) -> dict[str, Any]:
+    return {f.name: getattr(usage, f.name) for f in fields(Usage)}
+
+
+def _load_cost(cost: Mapping[str, Any]) -> Cost:
+    total = cost["total"]
+    return Cost(None if total is None else Decimal(total), cost["reason"], cost["currency"])
+
+
 _ENCODERS: dict[str, Callable[[RunResult], Any]] = {
     "text": lambda r: r.text,
     "messages": _dump_messages,
     "new_messages": _dump_new,
-    "usage": lambda r: {f.name: getattr(r.usage, f.name) for f in fields(Usage)},
+    "usage": lambda r: _dump_usage(r.usage),
     "cost": lambda r: _dump_cost(r.cost),
     "trace": lambda r: [_dump_trace(t) for t in r.trace],
     "stop_reason": lambda r: r.stop_reason,
@@ -229,6 +251,10 @@ _ENCODERS: dict[str, Callable[[RunResult], Any]] = {
     "iterations": lambda r: r.iterations,
     "output": lambda r: _dump_output(r.output),
     "refusal": lambda r: r.refusal,
+    "agent": lambda r: r.agent,
+    "agent_path": lambda r: list(r.agent_path),
+    "usage_by_agent": lambda r: {k: _dump_usage(u) for k, u in r.usage_by_agent.items()},
+    "cost_by_agent": lambda r: {k: _dump_cost(c) for k, c in r.cost_by_agent.items()},
 }
 """One entry per field of `RunResult` (a test keeps them in step)."""
 
@@ -249,6 +275,7 @@ def _load_trace(raw: Mapping[str, Any]) -> TraceEntry:
         duration=raw["duration"],
         iteration=raw["iteration"],
         error=None if error is None else ToolError(error),
+        children=[_load_trace(child) for child in raw.get("children") or ()],
     )
 
 
@@ -331,6 +358,8 @@ def load_result(raw: Mapping[str, Any], output_type: Any = None) -> RunResult:
         messages = load_history(json.dumps(raw["messages"]))
         usage: Mapping[str, Any] = raw["usage"]
         cost: Mapping[str, Any] = raw["cost"]
+        by_agent: Mapping[str, Mapping[str, Any]] = raw.get("usage_by_agent") or {}
+        costs: Mapping[str, Mapping[str, Any]] = raw.get("cost_by_agent") or {}
         total = cost["total"]
         return RunResult(
             text=raw["text"],
@@ -344,6 +373,11 @@ def load_result(raw: Mapping[str, Any], output_type: Any = None) -> RunResult:
             iterations=raw["iterations"],
             output=load_output(raw["output"], output_type),
             refusal=raw["refusal"],
+            # Results written before agents delegated have none of these.
+            agent=raw.get("agent", "agent"),
+            agent_path=list(raw.get("agent_path") or ()),
+            usage_by_agent={k: Usage(**u) for k, u in by_agent.items()},
+            cost_by_agent={k: _load_cost(c) for k, c in costs.items()},
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"not a run result written by RunResult.to_json: {exc!r}") from exc

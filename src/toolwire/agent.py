@@ -17,8 +17,11 @@ if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from . import _loop, telemetry  # pyright: ignore[reportPrivateUsage]
+from ._agent_tool import AgentTool, agent_tool
 from ._config import LoopConfig, RunConfig, RunOptions, build_tools, native_specs
+from ._delegation import runs_agent, transfer_tool
 from ._events import RunCompleted, RunEvent, StreamSink, Subscriber
+from ._handoff import HandoffLike, as_handoff
 from ._run_result import RunResult
 from .budgets import OutputBudget, with_read_result
 from .messages import Message
@@ -83,13 +86,31 @@ class Agent:
         self.native_tools, client_run = split_client_run(
             profile_of(self.model), native_specs(self._config.tools)
         )
-        self.tools = build_tools([*self._config.tools, *client_run], self._config.hooks)
+        handoffs = [transfer_tool(as_handoff(h)) for h in self._config.handoffs]
+        self.tools = build_tools([*self._config.tools, *client_run, *handoffs], self._config.hooks)
         budget = OutputBudget.coerce(self._config.output_budget)
         self.tools = with_read_result(
             self.tools, budget, self.model.provider, self.model.model_name
         )
+        self._delegates = bool(handoffs) or any(runs_agent(t) for t in self.tools.values())
         self._settings = ModelSettings.coerce(self._config.settings)
         self._limits = self._config.limits
+
+    def add_handoffs(self, *handoffs: HandoffLike) -> None:
+        """Add agents this one may hand over to (for handoffs that go both ways: build both
+        agents, then add each to the other)."""
+        added = build_tools([transfer_tool(as_handoff(h)) for h in handoffs], self._config.hooks)
+        clash = sorted(set(added) & set(self.tools))
+        if clash:
+            raise ValueError(f"two tools are named {clash[0]!r}")
+        self._config = self._config.replace(handoffs=(*self._config.handoffs, *handoffs))
+        self.tools = {**self.tools, **added}
+        self._delegates = True
+
+    @property
+    def name(self) -> str:
+        """The agent's name (`RunConfig.name`): in traces, handoff tools and per-agent usage."""
+        return self._config.name
 
     @property
     def config(self) -> RunConfig:
@@ -132,6 +153,38 @@ class Agent:
             native_tools=self.native_tools,
             # Read per run, so `telemetry.instrument()` applies to agents built before it.
             tracer=telemetry.active(),
+            delegates=self._delegates,
+        )
+
+    def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        input: Any = str,
+        requires_approval: bool = False,
+    ) -> AgentTool:
+        """This agent as a tool another agent calls; each call is a run of this agent.
+
+        The sub-run's usage and cost add to the caller's result (and to its `usage_by_agent`),
+        its tool calls nest under the call's `TraceEntry.children` (and its span under the call's
+        span), its token and cost budgets are cut to what the caller has left, and a durable
+        caller checkpoints its steps. Its answer is the call's result: the text, or the typed
+        output as JSON. A sub-run that fails or stops early gives the caller an error result.
+
+        Args:
+            name: The tool's name (default: the agent's name).
+            description: What the calling model reads about it.
+            input: `str` (the model writes a prompt), or a Pydantic model or other type whose
+                JSON Schema is an object (the model fills it; the agent gets it as JSON).
+            requires_approval: Pause the caller's run before each call.
+        """
+        return agent_tool(
+            self,
+            name=name,
+            description=description,
+            input=input,
+            requires_approval=requires_approval,
         )
 
     async def run(

@@ -338,6 +338,8 @@ def _check_decision(
 ) -> None:
     last = state.messages[-1] if state.messages else None
     turn = {c.id for c in last.tool_calls} if isinstance(last, AssistantMessage) else set[str]()
+    # A call a sub-agent paused on is named "<calling call>/<its id>" (see docs/agents.md).
+    turn |= {p.call.id for p in state.pending}
     unknown = sorted({*approvals, *results} - turn)
     if unknown:
         raise ValueError(
