@@ -71,11 +71,14 @@ class UiTurn:
         frontend_tools: Tools the browser runs: schema-only tools, so a call of one pauses the
             run as an external call and the browser answers it in its next request.
         approvals: Call id -> `True`, `False` or a refusal reason, for a run paused on approval.
+        reply_id: The id of the frontend's assistant message this run continues (a paused run's
+            answer goes on in the same message), when it continues one.
     """
 
     history: list[Message]
     frontend_tools: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     approvals: dict[str, bool | str] = field(default_factory=dict[str, bool | str])
+    reply_id: str | None = None
 
     def agent(self, agent: UiAgent) -> UiAgent:
         """The agent to run: `agent`, plus the browser's tools when it sent some.

@@ -78,7 +78,8 @@ class VercelAiApp:
         await stream_sse(receive, send, self._events(turn, agent), HEADERS)
 
     async def _events(self, turn: UiTurn, agent: UiAgent) -> AsyncGenerator[str]:
-        yield _sse({"type": "start", "messageId": _new_id()})
+        # The client resets its message when the id changes: a continued answer keeps its id.
+        yield _sse({"type": "start", "messageId": turn.reply_id or _new_id()})
         translate = _Translator(turn.approvals)
         try:
             async with turn.start(agent) as stream:
@@ -318,7 +319,12 @@ def read_chat_request(body: Any) -> UiTurn:
     approvals: dict[str, bool | str] = {}
     for index, raw in enumerate(cast(list[Any], messages)):
         history += _message(raw, index, approvals)
-    return UiTurn(history, frontend, approvals)
+    last: Any = messages[-1] if messages else None
+    reply_id = None
+    if isinstance(last, dict) and cast(dict[str, Any], last).get("role") == "assistant":
+        found = cast(dict[str, Any], last).get("id")
+        reply_id = found if isinstance(found, str) and found else None
+    return UiTurn(history, frontend, approvals, reply_id)
 
 
 def _field(spec: Any, name: str) -> Any:
