@@ -317,12 +317,12 @@ def read_chat_request(body: Any) -> UiTurn:
     ]
     history: list[Message] = []
     approvals: dict[str, bool | str] = {}
-    for index, raw in enumerate(cast(list[Any], messages)):
+    listed = cast(list[Any], messages)
+    for index, raw in enumerate(listed):
         history += _message(raw, index, approvals)
-    last: Any = messages[-1] if messages else None
     reply_id = None
-    if isinstance(last, dict) and cast(dict[str, Any], last).get("role") == "assistant":
-        found = cast(dict[str, Any], last).get("id")
+    if listed and cast(dict[str, Any], listed[-1]).get("role") == "assistant":
+        found = cast(dict[str, Any], listed[-1]).get("id")
         reply_id = found if isinstance(found, str) and found else None
     return UiTurn(history, frontend, approvals, reply_id)
 
