@@ -20,6 +20,7 @@ The server keeps nothing between requests: each request carries the whole conver
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -89,6 +90,10 @@ from ._turn import UiAgent, UiTurn, frontend_tool
 
 __all__ = ["AgUiApp", "read_run_input"]
 
+TRACE_TEXT = 4000
+"""The characters of a tool result a `toolwire.trace` event holds (the whole result is in
+`TOOL_CALL_RESULT`)."""
+
 APPROVAL_REASON = "tool_approval"
 """The `reason` of the interrupts a run paused on approval ends with."""
 
@@ -97,10 +102,16 @@ class AgUiApp:
     """An ASGI app that runs `agent` for each AG-UI `RunAgentInput` POSTed to it.
 
     Mount it anywhere (its path is not looked at). Build it with `agent.to_ag_ui()`.
+
+    Args:
+        agent: The agent each request runs.
+        trace: Also send a `CUSTOM` `toolwire.trace` event per model request (seconds, tokens)
+            and per tool call (arguments, result, seconds), for a timeline of the run.
     """
 
-    def __init__(self, agent: UiAgent) -> None:
+    def __init__(self, agent: UiAgent, *, trace: bool = False) -> None:
         self.agent = agent
+        self.trace = trace
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -122,7 +133,7 @@ class AgUiApp:
     ) -> AsyncGenerator[str]:
         ids = _Ids(run_input.thread_id, run_input.run_id)
         yield _sse(RunStartedEvent(thread_id=ids.thread, run_id=ids.run))
-        translate = _Translator()
+        translate = _Translator(self.trace)
         try:
             async with turn.start(agent) as stream:
                 async for event in stream:
@@ -187,6 +198,7 @@ def _finish(result: RunResult, ids: _Ids) -> list[BaseEvent]:
         "text": result.text,
         "inputTokens": result.usage.input_tokens,
         "outputTokens": result.usage.output_tokens,
+        "cost": None if result.cost.total is None else str(result.cost.total),
     }
     pending = [p.call.id for p in result.pending]
     outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None)
@@ -196,7 +208,9 @@ def _finish(result: RunResult, ids: _Ids) -> list[BaseEvent]:
 class _Translator:
     """The run's events as AG-UI events, keeping which message and calls are open."""
 
-    def __init__(self) -> None:
+    def __init__(self, trace: bool = False) -> None:
+        self.trace = trace
+        self.asked_at = time.monotonic()
         self.message_id = _new_id()
         self.text_open = False
         self.texted = False
@@ -208,6 +222,7 @@ class _Translator:
 
     def event(self, event: StreamEvent | RunEvent) -> list[BaseEvent]:
         if isinstance(event, ModelRequestEvent):
+            self.asked_at = time.monotonic()
             self.message_id = _new_id()
             self.texted = False
             self.by_index.clear()
@@ -222,9 +237,37 @@ class _Translator:
         if isinstance(event, ToolCallDelta):
             return self._call_delta(event)
         if isinstance(event, ModelResponseEvent):
-            return self._done(event.completion.message)
+            out = self._done(event.completion.message)
+            if self.trace:
+                usage = event.completion.usage
+                entry = {
+                    "kind": "model",
+                    "iteration": event.iteration,
+                    "model": event.completion.model,
+                    "seconds": round(time.monotonic() - self.asked_at, 6),
+                    "inputTokens": usage.input_tokens,
+                    "outputTokens": usage.output_tokens,
+                    "finishReason": event.completion.finish_reason,
+                }
+                out.append(CustomEvent(name="toolwire.trace", value=entry))
+            return out
         if isinstance(event, FunctionCallCompleted):
-            return [self._result(event.call_id, event.result.text)]
+            out = [self._result(event.call_id, event.result.text)]
+            if self.trace:
+                text = event.result.text
+                entry = {
+                    "kind": "tool",
+                    "iteration": event.iteration,
+                    "callId": event.call_id,
+                    "name": event.name,
+                    "arguments": event.arguments,
+                    "result": text[:TRACE_TEXT],
+                    "resultChars": len(text),
+                    "isError": event.is_error,
+                    "seconds": round(event.duration, 6),
+                }
+                out.append(CustomEvent(name="toolwire.trace", value=entry))
+            return out
         if isinstance(event, RunCompleted):
             # Results no call event announced: the refusals a resumed run answered with.
             return [
