@@ -169,7 +169,7 @@ function handle(event, timeline) {
       if (event.name === "toolwire.trace") timeline.add(event.value);
       break;
     case "RUN_FINISHED":
-      timeline.finish(event.result);
+      timeline.finish(event.result || { stopReason: event.outcome ? `${event.outcome.type === "interrupt" ? "waiting for approval" : event.outcome.type}` : "finished" });
       if (event.outcome && event.outcome.type === "interrupt") askApprovals(event.outcome.interrupts);
       break;
     case "RUN_ERROR":
@@ -184,6 +184,11 @@ function handle(event, timeline) {
 
 function askApprovals(interrupts) {
   state.decisions.clear();
+  // The whole turn waits: its other calls run once every approval is answered.
+  for (const node of state.cards.values()) {
+    const status = node.querySelector(".status");
+    if (status.textContent === "calling") status.textContent = "waiting";
+  }
   for (const interrupt of interrupts) {
     const node = state.cards.get(interrupt.toolCallId) || card(interrupt.toolCallId, interrupt.toolCallId);
     node.querySelector(".status").textContent = "needs approval";
@@ -230,7 +235,7 @@ class Timeline {
     for (const entry of this.entries) {
       const row = el("div", "row");
       const isTool = entry.kind === "tool";
-      const label = isTool ? entry.name : `model #${entry.iteration + 1}`;
+      const label = isTool ? entry.name : `model #${entry.iteration}`;
       row.append(el("span", "label", label));
       const bar = el("div", `bar${isTool ? " tool-bar" : ""}${entry.isError ? " failed" : ""}`);
       bar.style.width = `${(100 * entry.seconds) / longest}%`;
@@ -247,7 +252,7 @@ class Timeline {
     if (!result) return;
     const parts = [`stopped: ${result.stopReason}`];
     if (result.inputTokens !== undefined) parts.push(`${result.inputTokens} in / ${result.outputTokens} out tokens`);
-    parts.push(result.cost ? `$${result.cost}` : "cost unknown");
+    if (result.inputTokens !== undefined) parts.push(result.cost ? `$${result.cost}` : "cost unknown");
     this.box.append(el("div", "summary", parts.join(" · ")));
   }
 }
