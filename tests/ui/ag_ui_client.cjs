@@ -12,7 +12,7 @@ async function approval() {
   const state = agent.state;
   const resume = interrupts.map((i) => ({ interruptId: i.id, status: "resolved", payload: { approved: true } }));
   await agent.runAgent({ resume });
-  return { interrupts, state, messages: agent.messages, left: agent.pendingInterrupts.length };
+  return { interrupts, state, after: agent.state, messages: agent.messages, left: agent.pendingInterrupts.length };
 }
 
 async function frontendTool() {

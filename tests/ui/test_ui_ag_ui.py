@@ -298,6 +298,7 @@ async def test_the_protocol_client_accepts_the_stream_and_drives_approvals_and_f
     assert interrupt["reason"] == "tool_approval"
     assert approval["state"]["toolwire"]["pendingApprovals"][0]["toolCallName"] == "refund"
     assert approval["left"] == 0
+    assert approval["after"] == {"toolwire": {"pendingApprovals": []}}
     roles = [(m["role"], m.get("content")) for m in approval["messages"]]
     assert ("tool", "refunded order 7") in roles
     assert roles[-1] == ("assistant", "Done: refunded order 7.")

@@ -149,7 +149,7 @@ class AgUiApp:
             return
         for out in translate.close():
             yield _sse(out)
-        for out in _finish(result, ids):
+        for out in _finish(result, ids, answered=bool(turn.approvals)):
             yield _sse(out)
 
 
@@ -166,7 +166,7 @@ class _Ids:
         return RunFinishedEvent(thread_id=self.thread, run_id=self.run, **fields)
 
 
-def _finish(result: RunResult, ids: _Ids) -> list[BaseEvent]:
+def _finish(result: RunResult, ids: _Ids, *, answered: bool) -> list[BaseEvent]:
     approvals = [p for p in result.pending if p.reason == "approval"]
     if approvals:
         listed = [
@@ -191,8 +191,12 @@ def _finish(result: RunResult, ids: _Ids) -> list[BaseEvent]:
             StateSnapshotEvent(snapshot={"toolwire": {"pendingApprovals": listed}}),
             ids.finished(outcome=RunFinishedInterruptOutcome(interrupts=interrupts)),
         ]
+    # A request that answered approvals clears the list the last snapshot left on the client.
+    cleared: list[BaseEvent] = (
+        [StateSnapshotEvent(snapshot={"toolwire": {"pendingApprovals": []}})] if answered else []
+    )
     if result.stop_reason == "cancelled":
-        return [ids.finished(outcome=RunFinishedCancelledOutcome())]
+        return [*cleared, ids.finished(outcome=RunFinishedCancelledOutcome())]
     summary = {
         "stopReason": result.stop_reason,
         "text": result.text,
@@ -202,7 +206,7 @@ def _finish(result: RunResult, ids: _Ids) -> list[BaseEvent]:
     }
     pending = [p.call.id for p in result.pending]
     outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=pending or None)
-    return [ids.finished(result=summary, outcome=outcome)]
+    return [*cleared, ids.finished(result=summary, outcome=outcome)]
 
 
 class _Translator:
