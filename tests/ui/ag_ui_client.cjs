@@ -40,7 +40,13 @@ async function failure() {
   return { error };
 }
 
+async function reasoning() {
+  const agent = new HttpAgent({ url, initialMessages: [{ id: "u1", role: "user", content: "think" }] });
+  await agent.runAgent();
+  return { messages: agent.messages };
+}
+
 (async () => {
-  const out = { approval: await approval(), frontend: await frontendTool(), failure: await failure() };
+  const out = { approval: await approval(), frontend: await frontendTool(), failure: await failure(), reasoning: await reasoning() };
   process.stdout.write(JSON.stringify(out));
 })().catch((e) => { console.error(e); process.exit(1); });

@@ -14,6 +14,7 @@ from ag_ui.core import Event
 from ui_helpers import node, node_env, post, serve, sse_data
 
 from toolwire import Agent, FunctionModel, ScriptedModel, tool
+from toolwire.messages import AssistantMessage, ReasoningBlock, TextBlock
 
 pytestmark = pytest.mark.anyio
 
@@ -88,6 +89,25 @@ async def test_a_run_streams_tool_calls_results_and_text() -> None:
     assert (finished["threadId"], finished["runId"]) == ("t1", "r1")
     assert finished["outcome"] == {"type": "success"}
     assert finished["result"]["stopReason"] == "completed"
+
+
+async def test_reasoning_streams_as_its_own_message_before_the_text() -> None:
+    agent = Agent(FunctionModel(scripted_turns))
+    events = await events_of(agent.to_ag_ui(), run_input([user("think")]))
+    assert types(events) == [
+        "RUN_STARTED",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_END",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]
+    thought = "".join(e["delta"] for e in events if e["type"] == "REASONING_MESSAGE_CONTENT")
+    assert thought == "Six times seven."
 
 
 async def test_the_conversation_sent_is_the_history_the_model_sees() -> None:
@@ -275,6 +295,8 @@ def scripted_turns(messages: list[Any], request: Any) -> Any:
     if last.kind == "user":
         if last.text == "fail":
             raise RuntimeError("the model is down")
+        if last.text == "think":
+            return AssistantMessage([ReasoningBlock("Six times seven."), TextBlock("42.")])
         if last.text == "Refund order 7":
             return ("refund", {"order": 7})
         return ("pick_color", {"hint": "warm"})
@@ -313,3 +335,6 @@ async def test_the_protocol_client_accepts_the_stream_and_drives_approvals_and_f
     assert frontend["messages"][-1]["content"] == "You picked red."
 
     assert "the model is down" in out["failure"]["error"]
+
+    roles = [(m["role"], m.get("content")) for m in out["reasoning"]["messages"]]
+    assert roles == [("user", "think"), ("reasoning", "Six times seven."), ("assistant", "42.")]

@@ -2,7 +2,8 @@
 
 The endpoint takes a `RunAgentInput` (POST, JSON) and answers Server-Sent Events:
 
-- `RUN_STARTED`, then per model turn `TEXT_MESSAGE_START/CONTENT/END` and
+- `RUN_STARTED`, then per model turn the reasoning (`REASONING_START`,
+  `REASONING_MESSAGE_START/CONTENT/END`, `REASONING_END`), `TEXT_MESSAGE_START/CONTENT/END` and
   `TOOL_CALL_START/ARGS/END` (one assistant message id per turn, the calls' parent), a
   `TOOL_CALL_RESULT` per call the server ran, `CUSTOM` events `toolwire.citations`,
   `toolwire.server_tool_call` and `toolwire.server_tool_result`;
@@ -35,6 +36,11 @@ from ag_ui.core import (
     CustomEvent,
     DeveloperMessage,
     Interrupt,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
@@ -83,7 +89,7 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ..models.base import StreamEvent, TextDelta, ToolCallDelta
+from ..models.base import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
 from ..results import TextPart
 from ._asgi import BadRequest, Receive, Scope, Send, lifespan, read_json, send_json, stream_sse
 from ._turn import UiAgent, UiTurn, frontend_tool
@@ -217,6 +223,7 @@ class _Translator:
         self.asked_at = time.monotonic()
         self.message_id = _new_id()
         self.text_open = False
+        self.reasoning_id: str | None = None
         self.texted = False
         self.by_index: dict[int, str] = {}
         self.waiting: dict[int, ToolCallDelta] = {}
@@ -232,10 +239,21 @@ class _Translator:
             self.by_index.clear()
             self.waiting.clear()
             return []
+        if isinstance(event, ReasoningDelta):
+            if not event.text:
+                return []
+            out = self._close_text()
+            if self.reasoning_id is None:
+                # The reasoning is a message of its own, before the turn's text and calls.
+                self.reasoning_id = _new_id()
+                out.append(ReasoningStartEvent(message_id=self.reasoning_id))
+                out.append(ReasoningMessageStartEvent(message_id=self.reasoning_id))
+            content = ReasoningMessageContentEvent(message_id=self.reasoning_id, delta=event.text)
+            return [*out, content]
         if isinstance(event, TextDelta):
             if not event.text:
                 return []
-            out = self._open_text()
+            out = [*self._close_reasoning(), *self._open_text()]
             self.texted = True
             return [*out, TextMessageContentEvent(message_id=self.message_id, delta=event.text)]
         if isinstance(event, ToolCallDelta):
@@ -289,7 +307,7 @@ class _Translator:
 
     def close(self) -> list[BaseEvent]:
         """Close whatever a run that ended early left open."""
-        out = self._close_text()
+        out = [*self._close_reasoning(), *self._close_text()]
         for call_id in self.started - self.ended:
             self.ended.add(call_id)
             out.append(ToolCallEndEvent(tool_call_id=call_id))
@@ -301,6 +319,13 @@ class _Translator:
         self.text_open = True
         return [TextMessageStartEvent(message_id=self.message_id, role="assistant")]
 
+    def _close_reasoning(self) -> list[BaseEvent]:
+        if self.reasoning_id is None:
+            return []
+        done = self.reasoning_id
+        self.reasoning_id = None
+        return [ReasoningMessageEndEvent(message_id=done), ReasoningEndEvent(message_id=done)]
+
     def _close_text(self) -> list[BaseEvent]:
         if not self.text_open:
             return []
@@ -308,7 +333,7 @@ class _Translator:
         return [TextMessageEndEvent(message_id=self.message_id)]
 
     def _call_delta(self, delta: ToolCallDelta) -> list[BaseEvent]:
-        out = self._close_text()
+        out = [*self._close_reasoning(), *self._close_text()]
         call_id = self.by_index.get(delta.index)
         if call_id is None:
             # Id and name come first; a piece before them waits, merged, until they arrive.
@@ -337,7 +362,7 @@ class _Translator:
         )
 
     def _done(self, message: AssistantMessage) -> list[BaseEvent]:
-        out: list[BaseEvent] = []
+        out = self._close_reasoning()
         text = message.text
         if text and not self.texted:
             # A model that answered without streaming its text: the whole text at once.
