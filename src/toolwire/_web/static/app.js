@@ -128,6 +128,18 @@ function card(id, name) {
 
 function handle(event, timeline) {
   switch (event.type) {
+    case "REASONING_MESSAGE_START": {
+      // Shown, not kept: the model's thinking is not sent back as conversation.
+      const node = el("div", "msg reasoning", "");
+      state.bubbles.set(event.messageId, node);
+      $("log").append(node);
+      break;
+    }
+    case "REASONING_MESSAGE_CONTENT": {
+      const node = state.bubbles.get(event.messageId);
+      if (node) node.textContent += event.delta;
+      break;
+    }
     case "TEXT_MESSAGE_START":
       assistantMessage(event.messageId);
       bubble(event.messageId);
