@@ -173,3 +173,9 @@ async def test_the_ai_sdk_client_accepts_the_stream_and_drives_approvals_and_fro
     assert frontend["parts"][-1]["text"] == "You picked red."
 
     assert out["failure"]["error"] == "RuntimeError: the model is down"
+
+    parts = [p for p in out["reasoning"]["message"]["parts"] if p["type"] != "step-start"]
+    assert [(p["type"], p["text"]) for p in parts] == [
+        ("reasoning", "Six times seven."),
+        ("text", "42."),
+    ]

@@ -71,10 +71,15 @@ async function failure() {
   }
 }
 
+async function reasoning() {
+  return { message: await send([user("u1", "think")]) };
+}
+
 (async () => {
   const out = {};
   out.approval = await approval();
   out.frontend = await frontendTool();
   out.failure = await failure();
+  out.reasoning = await reasoning();
   process.stdout.write(JSON.stringify(out));
 })().catch((e) => { console.error(e); process.exit(1); });
