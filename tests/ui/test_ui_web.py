@@ -15,7 +15,7 @@ import pytest
 from test_ui_ag_ui import add, refund, scripted_turns
 from ui_helpers import ROOT, sse_data
 
-from toolwire import Agent, FunctionModel, ScriptedModel
+from toolwire import Agent, FunctionModel, ScriptedModel, tool
 from toolwire._web import web_app
 
 pytestmark = pytest.mark.anyio
@@ -171,3 +171,26 @@ def test_the_command_prints_a_url_with_a_token_serves_the_page_and_stops_on_ctrl
         if proc.poll() is None:
             proc.kill()
             proc.communicate(timeout=30)
+
+
+async def test_a_10_mb_result_reaches_the_page_whole_and_the_timeline_cut() -> None:
+    @tool
+    def big() -> str:
+        """Return a lot."""
+        return "x" * 10_000_000
+
+    agent = Agent(ScriptedModel([("big", {}), "done"]), tools=[big])
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": "u", "role": "user", "content": "go"}],
+    }
+    async with client(app_for(agent)) as http:
+        response = await http.post("/api/agui", json=body, headers=AUTH)
+    events = sse_data(response.text)
+    (result,) = [e for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    assert len(result["content"]) == 10_000_000  # the page shows 2,000 characters, then "show all"
+    (entry,) = [
+        e["value"] for e in events if e["type"] == "CUSTOM" and e["value"]["kind"] == "tool"
+    ]
+    assert (len(entry["result"]), entry["resultChars"]) == (4000, 10_000_000)
