@@ -10,7 +10,7 @@ NODE_STAMP := .ci/node/.installed
 # The git ref `make bench` compares the working tree with (benchmarks/compare.py).
 REF ?= main
 
-.PHONY: demo test lint typecheck pytest bench setup clean postgres mutations
+.PHONY: demo test lint typecheck pytest bench setup clean postgres chromium mutations
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "toolwire needs Python 3.11+"'
@@ -18,7 +18,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,google,mistral,mcp,cli,otel,durable,dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,google,mistral,mcp,cli,otel,durable,ui,dev,bench]'
 	touch $(STAMP)
 
 # The demo needs only the MCP and command-line extras, not the test and benchmark tools.
@@ -36,7 +36,12 @@ $(NODE_STAMP): .ci/mcp-setup.sh
 postgres:
 	bash .ci/postgres-setup.sh
 
-setup: $(STAMP) $(NODE_STAMP) postgres
+# Headless Chromium and chromedriver for the browser tests of `toolwire web` (tests/ui): found,
+# or installed with apt-get, like Postgres.
+chromium:
+	bash .ci/chromium-setup.sh
+
+setup: $(STAMP) $(NODE_STAMP) postgres chromium
 
 demo: $(DEMO_STAMP)
 	$(BIN)/toolwire demo
@@ -48,7 +53,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/pyright src
 
-pytest: $(STAMP) $(NODE_STAMP) postgres
+pytest: $(STAMP) $(NODE_STAMP) postgres chromium
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest

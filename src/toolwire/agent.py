@@ -22,12 +22,15 @@ from ._config import LoopConfig, RunConfig, RunOptions, build_tools, native_spec
 from ._delegation import runs_agent, transfer_tool
 from ._events import RunCompleted, RunEvent, StreamSink, Subscriber
 from ._handoff import HandoffLike, as_handoff
+from ._extras import require_extra
 from ._run_result import RunResult
 from .budgets import OutputBudget, with_read_result
 from .messages import Message
 from .models._matrix import split_client_run
 from .models.base import Model, ModelSettings, StreamEvent
 from .models.profiles import profile_of
+from .ui._asgi import ASGIApp
+from .ui.vercel_ai import VercelAiApp
 
 __all__ = ["Agent", "LoopConfig", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
@@ -284,6 +287,17 @@ class Agent:
                         await aclose()
 
         return anyio.run(call)
+
+    def to_ag_ui(self) -> ASGIApp:
+        """This agent as an AG-UI endpoint: an ASGI app (needs the `ui` extra); docs/web.md."""
+        require_extra("ui", "ag_ui", needed_by="agent.to_ag_ui()")
+        from .ui.ag_ui import AgUiApp  # the `ag-ui-protocol` extra
+
+        return AgUiApp(self)
+
+    def to_vercel_ai(self) -> ASGIApp:
+        """This agent as a Vercel AI SDK UI message stream endpoint: an ASGI app; docs/web.md."""
+        return VercelAiApp(self)
 
     def run_stream(
         self,

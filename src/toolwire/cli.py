@@ -49,6 +49,7 @@ from ._cli_common import (
 from ._cli_cost import print_costs
 from ._cli_runs import runs_app
 from ._cli_serve import serve
+from ._cli_web import web
 from ._serve_app import running_server
 from .errors import (
     McpAuthError,
@@ -76,6 +77,7 @@ app = typer.Typer(
 )
 app.add_typer(runs_app)
 app.command("serve", epilog="Example: toolwire serve --prebuilt --port 8000")(serve)
+app.command("web", epilog="Example: toolwire web --model test --prebuilt")(web)
 
 # Options several commands share: signing in to MCP servers, and answering their sampling.
 _Login = Annotated[

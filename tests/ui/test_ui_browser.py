@@ -1,0 +1,181 @@
+"""`toolwire web` in a real browser: headless Chromium (Debian's `chromium` and
+`chromium-driver`, installed by `make setup` through .ci/chromium-setup.sh) driven over WebDriver.
+
+The offline model calls the tools the prompt names: one needs approval, one has a hostile
+description and returns hostile markup. The page must show the calls as they come, ask for the
+approval, show the answer and the run's timeline, and render every piece of data as text.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
+from ui_helpers import ROOT
+
+SCREENSHOTS = "TOOLWIRE_SCREENSHOTS"
+"""Set to 1 to write the screenshots into docs/images/ (by default they go to a temp dir)."""
+
+TOOLS = '''
+import anyio
+
+from toolwire import tool
+
+
+@tool(requires_approval=True)
+def refund(order: int) -> str:
+    """Refund an order."""
+    return f"refunded order {order}"
+
+
+@tool
+def shout(text: str) -> str:
+    """<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>Echo it loudly."""
+    return '<b id="injected">bold</b><script>window.pwned=3</script>' + text.upper()
+
+
+TOOLS = [refund, shout]
+
+
+@tool
+async def wait_a_while(seconds: int) -> str:
+    """Wait some seconds."""
+    await anyio.sleep(seconds)
+    return "waited"
+
+
+SLOW = [wait_a_while]
+'''
+
+
+def _binary(name: str) -> str:
+    found = shutil.which(name)
+    assert found is not None, f"{name} is missing: run `make setup` (.ci/chromium-setup.sh)"
+    return found
+
+
+@pytest.fixture
+def page_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    (tmp_path / "hostile_tools.py").write_text(TOOLS)
+    tools = f"hostile_tools:{getattr(request, 'param', 'TOOLS')}"
+    command = [sys.executable, "-m", "toolwire.cli", "web", "--model", "test", "--tools", tools]
+    proc = subprocess.Popen(
+        [*command, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "TOOLWIRE_TEST_MARKER": "ui-browser"},
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate(timeout=30)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[WebDriver]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = _binary("chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800"):
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    service = Service(executable_path=_binary("chromedriver"))
+    driver = webdriver.Chrome(options=options, service=service)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait(driver: WebDriver, condition: object, timeout: float = 30) -> object:
+    """Wait (bounded) until `condition(driver)` is truthy; the page updates as events arrive."""
+    return WebDriverWait(driver, timeout).until(condition)  # pyright: ignore[reportArgumentType]
+
+
+def test_chat_tool_calls_approval_answer_and_timeline_in_a_real_browser(
+    page_url: str, browser: WebDriver, tmp_path: Path
+) -> None:
+    images = ROOT / "docs" / "images" if os.environ.get(SCREENSHOTS) == "1" else tmp_path
+    browser.get(page_url)
+    wait(browser, lambda d: d.find_element(By.ID, "model").text.startswith("model:"))
+    assert "#token" not in browser.current_url  # the token leaves the address bar
+
+    # Hostile descriptions are text: the markup shows, nothing of it runs or renders.
+    browser.find_element(By.ID, "tools-summary").click()
+    tools_text = browser.find_element(By.ID, "tools").text
+    assert '<img src=x onerror="window.pwned=1">' in tools_text
+    assert browser.find_elements(By.CSS_SELECTOR, "#tools img, #tools script") == []
+
+    browser.find_element(By.ID, "prompt").send_keys("Refund order 7")
+    browser.find_element(By.ID, "send").click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".tool .decide button.approve"))
+    cards = {
+        c.find_element(By.CLASS_NAME, "name").text: c
+        for c in browser.find_elements(By.CLASS_NAME, "tool")
+    }
+    assert set(cards) == {"refund", "shout"}
+    assert cards["refund"].find_element(By.CLASS_NAME, "status").text == "needs approval"
+    assert '"order": 7' in cards["refund"].find_element(By.CLASS_NAME, "args").text
+    assert cards["shout"].find_element(By.CLASS_NAME, "status").text == "waiting"
+    images.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(images / "web-approval.png"))
+
+    cards["refund"].find_element(By.CSS_SELECTOR, "button.approve").click()
+    wait(browser, lambda d: "refunded order 7" in d.find_element(By.ID, "log").text)
+    wait(browser, lambda d: "Here is what the tools found" in d.find_element(By.ID, "log").text)
+    wait(browser, lambda d: not d.find_element(By.ID, "send").get_property("disabled"))
+
+    log = browser.find_element(By.ID, "log")
+    assert '<b id="injected">bold</b><script>window.pwned=3</script>' in log.text
+    assert browser.find_elements(By.ID, "injected") == []
+    assert browser.execute_script("return window.pwned === undefined") is True
+
+    browser.find_element(By.ID, "tools-summary").click()  # close the tool list
+    runs = browser.find_elements(By.CSS_SELECTOR, "#timeline .run")
+    assert len(runs) == 2  # the run that paused, and the one the approval resumed
+    labels = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#timeline .row .label")]
+    assert "refund" in labels and "shout" in labels and "model #1" in labels
+    summaries = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#timeline .summary")]
+    assert "stopped: completed" in summaries[0]  # the newest run comes first
+    assert summaries[1] == "stopped: waiting for approval"
+    assert browser.save_screenshot(str(images / "web-chat.png"))
+
+
+@pytest.mark.parametrize("page_url", ["SLOW"], indirect=True)
+def test_stop_ends_a_running_request_and_the_server_goes_on(
+    page_url: str, browser: WebDriver
+) -> None:
+    browser.get(page_url)
+    wait(browser, lambda d: d.find_element(By.ID, "model").text.startswith("model:"))
+    browser.find_element(By.ID, "prompt").send_keys("Wait 600 seconds")
+    browser.find_element(By.ID, "send").click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".tool .name"))
+    assert browser.find_element(By.CSS_SELECTOR, ".tool .status").text == "calling"
+    browser.find_element(By.ID, "stop").click()
+    wait(browser, lambda d: "Stopped." in d.find_element(By.ID, "log").text)
+    assert browser.find_element(By.ID, "send").get_property("disabled") is False
+
+    # The server goes on serving; a page holding a wrong token is told so.
+    browser.execute_script("sessionStorage.setItem('toolwire-token', 'wrong')")
+    browser.refresh()
+    wait(browser, lambda d: "cannot reach its server (401)" in d.find_element(By.ID, "log").text)
