@@ -21,8 +21,8 @@ from ._agent_tool import AgentTool, agent_tool
 from ._config import LoopConfig, RunConfig, RunOptions, build_tools, native_specs
 from ._delegation import runs_agent, transfer_tool
 from ._events import RunCompleted, RunEvent, StreamSink, Subscriber
-from ._handoff import HandoffLike, as_handoff
 from ._extras import require_extra
+from ._handoff import HandoffLike, as_handoff
 from ._run_result import RunResult
 from .budgets import OutputBudget, with_read_result
 from .messages import Message
