@@ -110,6 +110,9 @@ class ModelProfile:
         families: Model-name families that behave differently, by a pattern searched in the
             model's name (e.g. Groq's compound models).
         chat: Chat Completions quirks (only `OpenAIChatModel` reads them).
+        native_api: The provider's other wire API that a request with native tool specs goes
+            through (OpenAI's and Azure's Chat Completions: `"responses"`); the cells are then
+            that API's, and the adapter routes such a request there by itself.
     """
 
     name: str
@@ -125,6 +128,7 @@ class ModelProfile:
     call_id_max: int | None = None
     families: Mapping[str, str] = field(default_factory=dict[str, str])
     chat: ChatQuirks = field(default_factory=ChatQuirks)
+    native_api: str | None = None
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a profile is shared by every model of its provider.
@@ -197,6 +201,18 @@ _RESPONSES_CELLS: dict[str, Cell] = {
     ),
 }
 
+
+def _through_responses(responses: ModelProfile) -> dict[str, Cell]:
+    """The Responses API's cells for a Chat Completions profile whose adapter sends a request
+    with native tools through the Responses API (the matrix says so in each cell)."""
+    return {
+        kind: dataclasses.replace(cell, wire=f"{cell.wire} (through the Responses API)")
+        if cell.supported
+        else cell
+        for kind, cell in responses.native.items()
+    }
+
+
 OPENAI_RESPONSES = ModelProfile(
     name="OpenAI Responses",
     provider="openai",
@@ -220,10 +236,12 @@ OPENAI_CHAT = ModelProfile(
     name="OpenAI Chat",
     provider="openai",
     api="chat-completions",
-    native=_none("only through the Responses API: use openai-responses:<model>"),
+    native=_through_responses(OPENAI_RESPONSES),
     structured_output="json_schema",
     strict=True,
     call_id_max=_CHAT_ID_MAX,
+    families=OPENAI_RESPONSES.families,
+    native_api="responses",
 )
 AZURE_RESPONSES = ModelProfile(
     name="Azure Responses",
@@ -245,11 +263,12 @@ AZURE_CHAT = ModelProfile(
     name="Azure Chat",
     provider="azure",
     api="chat-completions",
-    native=_none('only through the Responses API: use azure(..., api="responses")'),
+    native=_through_responses(AZURE_RESPONSES),
     structured_output="json_schema",
     strict=True,
     call_id_max=_CHAT_ID_MAX,
     chat=ChatQuirks(content_filter_error=True),
+    native_api="responses",
 )
 
 # --- Anthropic, Google, Mistral -------------------------------------------------------------------
@@ -541,26 +560,26 @@ def profile_for(provider: str, api: str) -> ModelProfile:
 
 
 def stand_in_profile(provider: str) -> ModelProfile:
-    """The profile an offline model standing in for `provider` follows: the provider's profile
-    that takes the most native tools (OpenAI's and Azure's Responses API), `TEST` for `"test"`.
+    """The profile an offline model standing in for `provider` follows, so it accepts and
+    refuses what the real adapter does, cell by cell.
 
-    Tools toolwire would run itself over the network (Ollama's web API) become a "no".
+    `provider` is a prefix of `model()` (`"openai"`, `"openai-responses"`, `"azure"`,
+    `"gemini"`, ...: that entry's profile) or a profile's provider name (`"google"`, `"vertex"`:
+    its profile that takes the most native tools); `"test"` is `TEST`. A tool toolwire runs
+    itself for the provider (Ollama's web API) is accepted as a tool the script answers, like
+    any provider-run tool: an offline model never reaches the network.
     """
     if provider == "test":
         return TEST
-    rows = [p for p in PROFILES if p.provider == provider]
-    if not rows:
-        return profile_for(provider, "chat-completions")
-    best = max(rows, key=lambda p: sum(p.cell(k).supported for k in NATIVE_KINDS))
-    cells = {
-        kind: no(
-            f"an offline model cannot stand in for {provider}'s {kind}: toolwire runs it "
-            "itself, over the network"
-        )
-        if best.cell(kind).client_run
-        else best.cell(kind)
-        for kind in NATIVE_KINDS
-    }
+    entry = PROVIDERS.get(provider)
+    if entry is not None and entry.profile.name != TEST.name:
+        best = entry.profile
+    else:
+        rows = [p for p in PROFILES if p.provider == provider]
+        if not rows:
+            return profile_for(provider, "chat-completions")
+        best = max(rows, key=lambda p: sum(p.cell(k).supported for k in NATIVE_KINDS))
+    cells = {kind: dataclasses.replace(best.cell(kind), client_run=False) for kind in NATIVE_KINDS}
     return dataclasses.replace(best, native=cells)
 
 
