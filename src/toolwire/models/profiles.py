@@ -61,6 +61,7 @@ __all__ = [
     "CUSTOM",
     "DEEPSEEK",
     "GEMINI",
+    "GEMINI_NO_EXCLUDE_DOMAINS",
     "GROQ",
     "MISTRAL",
     "OLLAMA",
@@ -318,8 +319,21 @@ ANTHROPIC = ModelProfile(
     call_id_prefix="toolu",
 )
 
+GEMINI_NO_EXCLUDE_DOMAINS = (
+    "the Gemini API rejects googleSearch.excludeDomains (400 INVALID_ARGUMENT, 'Unknown name "
+    '"excludeDomains"\'; the google-genai SDK refuses it outside Vertex AI), reported in '
+    "https://github.com/google-gemini/cookbook/issues/1389; Vertex takes it"
+)
+"""Why the Gemini API's `web_search()` refuses `blocked_domains` (Vertex maps it)."""
+
 _GEMINI_CELLS: dict[str, Cell] = {
-    "web_search": Cell("google_search", (), gemini("google_search"), GEMINI_FORCE),
+    "web_search": Cell(
+        "google_search",
+        (),
+        gemini("google_search"),
+        GEMINI_FORCE,
+        why_not=(("blocked_domains", GEMINI_NO_EXCLUDE_DOMAINS),),
+    ),
     "web_fetch": Cell("url_context", (), gemini("url_context"), GEMINI_FORCE),
     "code_execution": Cell("code_execution", (), gemini("code_execution"), GEMINI_FORCE),
     "computer_use": Cell("computer_use", ("environment",), gemini_computer, GEMINI_FORCE),
