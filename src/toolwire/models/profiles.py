@@ -111,6 +111,8 @@ class ModelProfile:
         families: Model-name families that behave differently, by a pattern searched in the
             model's name (e.g. Groq's compound models).
         chat: Chat Completions quirks (only `OpenAIChatModel` reads them).
+        strict_models: A pattern searched in the model's name: only those models take strict
+            tools (`None`: every model, when `strict`).
         native_api: The provider's other wire API that a request with native tool specs goes
             through (OpenAI's and Azure's Chat Completions: `"responses"`); the cells are then
             that API's, and the adapter routes such a request there by itself.
@@ -130,6 +132,7 @@ class ModelProfile:
     families: Mapping[str, str] = field(default_factory=dict[str, str])
     chat: ChatQuirks = field(default_factory=ChatQuirks)
     native_api: str | None = None
+    strict_models: str | None = None
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a profile is shared by every model of its provider.
@@ -159,6 +162,11 @@ class ModelProfile:
         """
         if isinstance(choice, str) and choice not in ("auto", "none"):
             self.thinking.check_forced(body, self.name)
+
+    def strict_for(self, model_name: str) -> bool:
+        """Whether `model_name` takes tools in the provider's strict mode."""
+        pattern = self.strict_models
+        return self.strict and (pattern is None or re.search(pattern, model_name) is not None)
 
     def family(self, model_name: str) -> str | None:
         """The family of `model_name` among `families`, if any."""
@@ -300,6 +308,11 @@ ANTHROPIC = ModelProfile(
         ),
     },
     structured_output="json_schema",
+    # Strict tool use (`strict: true`, generally available without a beta header) on the models
+    # with structured outputs: Claude Opus 4.5/4.6, Sonnet 4.5/4.6, Haiku 4.5 and later
+    # (platform.claude.com/docs/en/build-with-claude/structured-outputs, read 2026-12-01).
+    strict=True,
+    strict_models=r"claude-(?:opus|sonnet|haiku)-(?:4-[5-9]|[5-9])(?:$|[^0-9])",
     # Anthropic refuses tool_choice "any" or "tool" while extended thinking is on.
     thinking=Thinking(forced_tool=False),
     fees={
