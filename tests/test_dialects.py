@@ -240,7 +240,7 @@ def changes_at(compiled: CompiledSchema, path: str) -> list[str]:
 
 
 def test_dialects_are_listed() -> None:
-    assert DIALECTS == ("openai-strict", "openai", "anthropic", "gemini", "mcp")
+    assert DIALECTS == ("openai-strict", "openai", "anthropic", "anthropic-strict", "gemini", "mcp")
 
 
 def test_public_names() -> None:

@@ -242,11 +242,13 @@ async def test_a_stand_in_refuses_a_forced_choice_its_provider_refuses() -> None
     assert openai.requests[0].tool_choice == "web_search"
 
 
-async def test_an_ollama_stand_in_refuses_web_tools_toolwire_would_run_online() -> None:
-    model = ScriptedModel(["ok"], provider="ollama", model_name="gpt-oss:20b")
-    with pytest.raises(UnsupportedError, match="over the network"):
-        await model.complete("hi", tools=[web_search()])
+async def test_an_ollama_stand_in_takes_web_tools_offline_as_provider_tools() -> None:
+    # The real adapter takes web_search() on Ollama (toolwire runs it online); the stand-in
+    # takes it too, as a tool the script answers, so nothing reaches the network.
+    model = ScriptedModel(["ok", "ok"], provider="ollama", model_name="gpt-oss:20b")
+    completion = await model.complete("hi", tools=[web_search()])
+    assert completion.message.text == "ok"
+    assert model.requests[0].native_tools == [web_search()] and model.requests[0].tools == []
     agent = Agent(model, tools=[web_search()])
     assert agent.tools == {} and [t.kind for t in agent.native_tools] == ["web_search"]
-    with pytest.raises(UnsupportedError, match="over the network"):
-        await agent.run("hi")
+    assert (await agent.run("hi")).text == "ok"

@@ -269,7 +269,7 @@ async def test_no_cell_raises_before_any_request(label: str, kind: str) -> None:
     for name in accepted:
         assert f"{name}()" in message
     if label in ("OpenAI Chat", "Azure Chat"):
-        assert "responses" in message
+        assert "Responses API" in message
 
 
 async def test_refused_common_options_name_what_the_provider_takes() -> None:

@@ -11,6 +11,7 @@ import pytest
 from toolwire.models._matrix import (
     fee_table_markdown,
     forcing_matrix_markdown,
+    refusal_reasons_markdown,
     support_matrix_markdown,
 )
 
@@ -23,6 +24,7 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "native-tools.md"
         ("matrix", support_matrix_markdown),
         ("forcing", forcing_matrix_markdown),
         ("fees", fee_table_markdown),
+        ("reasons", refusal_reasons_markdown),
     ],
 )
 def test_docs_table_matches_the_code(marker: str, generate: object) -> None:

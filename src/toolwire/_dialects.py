@@ -22,6 +22,9 @@ the original schema; what a dialect cannot express at all raises `UnsupportedErr
   documented size limits checked.
 - `openai`, `anthropic`, `mcp`: light touch; the root becomes `type: object` with `properties`;
   `$schema` is dropped for OpenAI and Anthropic (Claude rejects dialects it does not support).
+- `anthropic-strict`: Anthropic's strict tool use (`_dialect_anthropic`): the light form with every
+  object closed and the keywords strict mode does not take dropped; optional properties stay
+  optional; recursion and free-form dicts cannot be expressed.
 - `gemini`: the OpenAPI 3.0 subset of Gemini's `Schema`: references inlined (recursion cannot be
   expressed), type lists turned into `nullable`/`anyOf`, string-only enums, few formats.
 """
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 from urllib.parse import unquote
 
+from ._dialect_anthropic import strict_anthropic
 from ._schema_check import JSON_TYPES as _JSON_TYPES
 from ._schema_check import SCHEMA_LISTS as _SCHEMA_LISTS
 from ._schema_check import SCHEMA_MAPS as _SCHEMA_MAPS
@@ -47,8 +51,15 @@ from .errors import SchemaError, UnsupportedError
 
 __all__ = ["DIALECTS", "CompiledSchema", "Dialect", "compile_dialect", "strict_problem"]
 
-Dialect = Literal["openai-strict", "openai", "anthropic", "gemini", "mcp"]
-DIALECTS: tuple[Dialect, ...] = ("openai-strict", "openai", "anthropic", "gemini", "mcp")
+Dialect = Literal["openai-strict", "openai", "anthropic", "anthropic-strict", "gemini", "mcp"]
+DIALECTS: tuple[Dialect, ...] = (
+    "openai-strict",
+    "openai",
+    "anthropic",
+    "anthropic-strict",
+    "gemini",
+    "mcp",
+)
 
 _Schema = dict[str, Any]
 _Path = tuple[str, ...]
@@ -143,6 +154,8 @@ def compile_dialect(schema: Mapping[str, Any], dialect: Dialect) -> CompiledSche
         out = compiler.strict()
     elif dialect == "gemini":
         out = compiler.gemini()
+    elif dialect == "anthropic-strict":
+        out = strict_anthropic(compiler.light(), compiler.changes)
     else:
         out = compiler.light()
     # A final copy guarantees that no two places of the result share a list or a dict.

@@ -152,6 +152,10 @@ NAME_RULES: dict[str, tuple[re.Pattern[str], str]] = {
         re.compile(r"[A-Za-z0-9_-]{1,128}"),
         "letters, digits, '_' and '-', at most 128 characters",
     ),
+    "anthropic-strict": (
+        re.compile(r"[A-Za-z0-9_-]{1,128}"),
+        "letters, digits, '_' and '-', at most 128 characters",
+    ),
     "gemini": (
         re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"),
         "a letter or '_' first, then letters, digits, '_', '.', ':' and '-', at most 64 characters",

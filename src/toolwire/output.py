@@ -54,6 +54,7 @@ from .models._request import (
     request_messages,
 )
 from .models.profiles import profile_of
+from .native import NativeTool
 from .results import TextPart
 from .tools import Tool, tool
 from .usage import Usage
@@ -427,11 +428,14 @@ def _build(
     tools: Sequence[Any],
     settings: ModelSettings | Mapping[str, Any] | None,
 ) -> tuple[ModelRequest, list[OutputSpec]]:
-    if tools:
+    # Native specs are as welcome in `tools=` as in `native_tools=`; function tools are not.
+    functions = [t for t in tools if not isinstance(t, NativeTool)]
+    if functions:
         raise TypeError(
             "parse() takes no function tools: an Agent runs tools and returns a typed output "
-            "(Agent(..., output_type=T))"
+            "(Agent(..., output_type=T)); native tool specs (web_search(), ...) are welcome"
         )
+    native_tools = [*native_tools, *(t for t in tools if isinstance(t, NativeTool))]
     resolved = resolve_mode(model, mode)
     if native_tools and not profile_of(model).output_with_native_tools:
         raise UnsupportedError(
@@ -496,6 +500,11 @@ async def parse(
     tools: Sequence[Any] = (),
 ) -> ParseResult[T]:
     """Ask `model` for an answer of type `output_type` and validate it.
+
+    Args:
+        native_tools: Provider-side tools for the request: native specs (`web_search()`, ...),
+            which `tools=` takes too, or raw provider tool payloads, which only this takes.
+        tools: Native tool specs; a function tool raises `TypeError`.
 
     Raises:
         TypeError: function tools were given (use an Agent).

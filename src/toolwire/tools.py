@@ -7,7 +7,7 @@ import json
 import re
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
 import anyio
@@ -59,7 +59,9 @@ __all__ = [
 MAX_ARGUMENT_CHARS = 1_000_000
 """Arguments longer than this are refused before parsing: no real tool call needs a megabyte."""
 
-DefinitionDialect: TypeAlias = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
+DefinitionDialect: TypeAlias = Literal[
+    "openai", "openai-strict", "anthropic", "anthropic-strict", "gemini", "mcp"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,9 +422,18 @@ def _definition(
         target: Dialect = "openai-strict" if strict else "openai"
     elif dialect == "openai-strict":
         target, strict = "openai-strict", True
+    elif dialect == "anthropic-strict":
+        # Anthropic's strict tool use, for a strict tool whose schema it can express; any other
+        # goes out as a plain Anthropic tool, the reason in the report.
+        target = "anthropic-strict" if strict else "anthropic"
+        if strict:
+            try:
+                compile_("anthropic-strict")
+            except UnsupportedError as exc:
+                plain = _definition(tool, "anthropic", compile_)
+                why = f"(root): not sent strict: {exc}"
+                return replace(plain, changes=(*plain.changes, why))
     else:
-        # Anthropic's strict tool use has limits of its own (no numeric or length bounds, caps
-        # on optional parameters) that no dialect here enforces yet, so it is never claimed.
         target, strict = dialect, False
     problem = name_problem(tool.name, target)
     if problem is not None:

@@ -183,14 +183,18 @@ def test_model_name_families() -> None:
     assert OPENAI_RESPONSES.family("gpt-5") is None
 
 
-def test_stand_ins_take_the_providers_profile_with_the_most_native_tools() -> None:
-    assert stand_in_profile("openai") is not None
-    assert stand_in_profile("openai").name == "OpenAI Responses"
-    assert stand_in_profile("azure").name == "Azure Responses"
+def test_stand_ins_follow_the_row_model_builds_for_their_provider() -> None:
+    # A model() prefix gives that entry's row; a provider name its richest row.
+    assert stand_in_profile("openai").name == "OpenAI Chat"
+    assert stand_in_profile("openai").cell("web_search").supported  # through Responses
+    assert stand_in_profile("openai-responses").name == "OpenAI Responses"
+    assert stand_in_profile("azure").name == "Azure Chat"
+    assert stand_in_profile("gemini").name == "Gemini"
+    assert stand_in_profile("vertex").name == "Vertex"
     assert stand_in_profile("anthropic") == ANTHROPIC
+    # Ollama's web tools are accepted as tools the script answers: never run online.
     ollama = stand_in_profile("ollama")
-    assert not ollama.cell("web_search").supported
-    assert "runs it itself" in ollama.cell("web_search").wire
+    assert ollama.cell("web_search").supported and not ollama.cell("web_search").client_run
 
 
 async def test_a_stand_in_combines_native_tools_and_output_where_its_provider_does() -> None:

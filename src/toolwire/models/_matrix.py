@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..errors import UnsupportedError
 from ..native import COMMON_OPTIONS, NATIVE_KINDS, NativeTool
@@ -25,6 +25,7 @@ __all__ = [
     "client_tools",
     "fee_table_markdown",
     "forcing_matrix_markdown",
+    "refusal_reasons_markdown",
     "resolve_native",
     "split_client_run",
     "support_matrix_markdown",
@@ -79,21 +80,51 @@ def resolve_native(
         refused = [k for k in common if k not in cell.takes]
         if refused:
             takes = ", ".join(cell.takes) if cell.takes else "none of the common options"
+            why = dict(cell.why_not)
+            reasons = "".join(f"; {k}: {why[k]}" for k in refused if k in why)
             raise UnsupportedError(
                 f"{profile.name}'s {tool.kind} takes no {', '.join(refused)}; of the common "
                 f"options it takes {takes} (provider-specific options pass through as given)"
+                f"{reasons}"
             )
         payload = cell.build(common, extra, ctx)
         resolved.append((tool, cell, payload))
         out.tools.extend(payload.tools)
         out.functions.extend(client_tools(payload.functions))
         for key, value in payload.body.items():
-            if key in out.body:
-                raise UnsupportedError(f"{profile.name} takes one {key!r}; two native tools set it")
-            out.body[key] = value
+            out.body[key] = (
+                _merged(profile, key, out.body[key], value) if key in out.body else value
+            )
     if resolved:
         out.tool_choice = _forced_choice(profile, tool_choice, resolved, function_names, ctx)
     return out
+
+
+def _merged(profile: ModelProfile, key: str, old: object, new: object) -> object:
+    """Two native tools' shares of one body field as one: objects merged key by key, lists
+    joined (Groq's `compound_custom.tools.enabled_tools`), equal values kept once.
+
+    Raises:
+        UnsupportedError: two different values for one setting.
+    """
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        mine = cast(Mapping[str, Any], old)
+        theirs = cast(Mapping[str, Any], new)
+        both = dict(mine)
+        for name, value in theirs.items():
+            both[name] = (
+                _merged(profile, f"{key}.{name}", mine[name], value) if name in mine else value
+            )
+        return both
+    if isinstance(old, list) and isinstance(new, list):
+        joined = list(cast(list[Any], old))
+        joined.extend(v for v in cast(list[Any], new) if v not in joined)
+        return joined
+    if old == new:
+        return cast(object, old)
+    raise UnsupportedError(
+        f"{profile.name}: two native tools set {key!r} differently ({old!r}, {new!r})"
+    )
 
 
 def client_tools(described: Sequence[Any]) -> list[Any]:
@@ -251,4 +282,16 @@ def tool_search_matrix_markdown() -> str:
         cell = profile.tool_search
         text = f"native: `{cell.wire}`" if cell.supported else cell.wire
         lines.append(f"| {profile.name} | {text} |")
+    return "\n".join(lines) + "\n"
+
+
+def refusal_reasons_markdown() -> str:
+    """The common options a provider's tool refuses for a documented reason, with its source,
+    as a Markdown list (the one docs/native-tools.md shows), from the cells' `why_not`."""
+    lines = [
+        f"- {profile.name}: `{kind}()` takes no `{option}`: {why}"
+        for profile in PROFILES
+        for kind in NATIVE_KINDS
+        for option, why in profile.cell(kind).why_not
+    ]
     return "\n".join(lines) + "\n"

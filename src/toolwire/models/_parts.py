@@ -216,6 +216,8 @@ class Cell:
         force: How `tool_choice` can force the tool (only read when `build` is set).
         client_run: toolwire runs the tool itself as a function tool (`ClientTool`), not the
             provider (Ollama's web API); an agent adds those tools to its own.
+        why_not: Why a common option is refused, with its source, by option name (the refusal
+            and the docs say it).
     """
 
     wire: str
@@ -223,6 +225,7 @@ class Cell:
     build: Build | None = None
     force: Force = UNFORCEABLE
     client_run: bool = False
+    why_not: tuple[tuple[str, str], ...] = ()
 
     @property
     def supported(self) -> bool:
@@ -277,6 +280,8 @@ def gemini(key: str) -> Build:
     def build(c: dict[str, Any], e: dict[str, Any], ctx: CellContext) -> NativePayload:
         inner: dict[str, Any] = {}
         if "blocked_domains" in c:
+            # Vertex only (the Gemini API refuses it). The SDK writes the proto field name,
+            # which Vertex's JSON reads as `excludeDomains`.
             inner["exclude_domains"] = c["blocked_domains"]
         return NativePayload([{key: {**inner, **e}}])
 

@@ -20,7 +20,11 @@ Mapping:
 - `stop_reason: "pause_turn"` is continued automatically (at most `max_continuations` times) by
   sending the paused content back as the last assistant turn; the `Completion` holds everything
   the model produced, with usage summed over the requests.
-- Tool definitions come from `tool.definition("anthropic")`. Raw tool definitions (server tools
+- Tool definitions come from `tool.definition("anthropic")`; on models with strict tool use
+  (`profile.strict_for`: Claude Opus/Sonnet 4.5 and later, Haiku 4.5) from
+  `tool.definition("anthropic-strict")`, a strict tool sent with `strict: true` and its schema as
+  strict mode takes it (the definition's `changes` say what that required), unless the request's
+  strict tools together pass Anthropic's caps (`_dialect_anthropic.STRICT_LIMITS`). Raw tool definitions (server tools
   such as `{"type": "web_search_20250305", "name": "web_search"}`) go in `settings.extra["tools"]`
   and are appended to them. Other keys of `settings.extra` (and the model's `provider_options`,
   e.g. `thinking`) go straight into the request body.
@@ -47,6 +51,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from .._dialect_anthropic import strict_over_limits
 from .._reach import cannot_reach, request_url
 from ..computer import anthropic_action, computer_block, is_computer_call, lift_calls
 from ..errors import (
@@ -74,7 +79,7 @@ from ..results import (
     ResourcePart,
     TextPart,
 )
-from ..tools import ToolDefinition
+from ..tools import DefinitionDialect, ToolDefinition
 from ._anthropic_stream import PROVIDER, StreamAssembler, iter_sse, parse_message
 from ._cache import CachePolicy, anthropic_breakpoints
 from ._client import LoopBoundClient, OwnsClient, http_error
@@ -172,6 +177,11 @@ class AnthropicModel(OwnsClient, ModelBase):
     def _client(self) -> AsyncAnthropic:
         return self._clients.get()
 
+    def definition_dialect(self) -> DefinitionDialect:
+        """`anthropic-strict` on models with strict tool use (the profile's `strict_models`):
+        a strict tool goes out with `strict: true`, its schema as strict mode takes it."""
+        return "anthropic-strict" if self.profile.strict_for(self._model_name) else "anthropic"
+
     def body_options(self, request: ModelRequest) -> Mapping[str, Any]:
         """`settings.extra` over this model's `provider_options` (as the body merges them)."""
         return {**self.provider_options, **request.settings.extra}
@@ -260,7 +270,7 @@ class AnthropicModel(OwnsClient, ModelBase):
             raise UnsupportedError("Anthropic's Messages API takes no seed; leave `seed` unset")
         body.update(self.provider_options)
         extra = dict(options.extra)
-        definitions = [_tool_definition(d) for d in request.definitions]
+        definitions = _tool_definitions(request.definitions)
         raw_tools = extra.pop("tools", None)
         if raw_tools:
             definitions.extend(cast(Sequence[dict[str, Any]], raw_tools))
@@ -477,16 +487,27 @@ def _check_thinking(body: Mapping[str, Any]) -> None:
 # --- the conversation on the wire -----------------------------------------------------------------
 
 
-def _tool_definition(definition: ToolDefinition) -> dict[str, Any]:
-    """A tool as Anthropic's `tools` entry."""
+def _tool_definition(definition: ToolDefinition, strict: bool = True) -> dict[str, Any]:
+    """A tool as Anthropic's `tools` entry (`strict: true` when compiled for strict mode)."""
     entry: dict[str, Any] = {
         "name": definition.name,
         "description": definition.description,
         "input_schema": definition.parameters,
     }
+    if strict and definition.strict:
+        entry["strict"] = True
     if definition.defer_loading:
         entry["defer_loading"] = True  # loaded when the tool search tool finds it
     return entry
+
+
+def _tool_definitions(definitions: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
+    """The `tools` entries; strict ones without `strict` when together they pass Anthropic's
+    per-request caps (strict tools, optional and union parameters): the request then still
+    goes, its arguments checked by toolwire alone."""
+    schemas = [d.parameters for d in definitions if d.strict]
+    strict = not schemas or strict_over_limits(schemas) is None
+    return [_tool_definition(d, strict) for d in definitions]
 
 
 def _tool_choice(choice: ToolChoice, parallel: bool | None) -> dict[str, Any] | None:

@@ -13,6 +13,9 @@ each replays exactly the state it replays for OpenAI. What Azure adds is kept he
   ID token provider (`token_provider=`: any callable returning a token, or an awaitable of one,
   called before each request and sent as `Authorization: Bearer`). With `azure-identity`:
   `get_bearer_token_provider(DefaultAzureCredential(), "https://cognitiveservices.azure.com/.default")`.
+- Native tools: a Chat Completions deployment sends a request with a native tool spec through the
+  v1 Responses API of the same resource, deployment and credentials (as `api="responses"` would);
+  `native_tools_via_responses=False` refuses them instead.
 - The content filter: a turn Azure's filter stopped raises `ModelStreamError` with code
   `content_filter`, naming the filtered categories (and severities) and keeping the partial text
   in `failed_generation`; a prompt the filter refused is a `ModelHTTPError` (400) whose message
@@ -66,7 +69,7 @@ def azure(
         timeout: Seconds per request.
         max_retries: The SDK's own retries (0: the caller decides).
         **options: Passed to the model (`OpenAIChatModel`: `profile`, by default
-            `profiles.AZURE_CHAT`; `OpenAIResponsesModel`:
+            `profiles.AZURE_CHAT`, and `native_tools_via_responses`; `OpenAIResponsesModel`:
             `store`, `encrypted_reasoning`, `previous_response_id`), `client=` (a ready
             `openai.AsyncAzureOpenAI`, which stays the caller's), or to the client built here
             (`default_headers`, `http_client`...).
@@ -114,18 +117,36 @@ def azure(
                 "azure Chat Completions needs an API version: pass api_version=... or set "
                 "AZURE_OPENAI_API_VERSION or OPENAI_API_VERSION (e.g. 2024-10-21)"
             )
+        responses_options = dict(client_options)
         client_options.update(azure_endpoint=root, azure_deployment=deployment, api_version=version)
         return OpenAIChatModel(
             deployment,
             provider="azure",
             client_factory=_factory(client_options),
+            # Native tools go to the v1 Responses route of the same resource and credentials;
+            # the Chat route's dated version means nothing there.
+            responses_factory=lambda: _responses(deployment, root, None, responses_options, {}),
             **model_options,
         )
+    return _responses(deployment, root, api_version, client_options, model_options)
+
+
+def _responses(
+    deployment: str,
+    root: str,
+    api_version: str | None,
+    client_options: dict[str, Any],
+    model_options: dict[str, Any],
+) -> OpenAIResponsesModel:
     from openai import omit
 
     # The v1 route takes no dated version; the SDK's Azure client insists on one, so the query
     # parameter is left out of each request unless the caller named a version.
-    client_options.update(base_url=f"{root}/openai/v1", api_version=api_version or "v1")
+    client_options = {
+        **client_options,
+        "base_url": f"{root}/openai/v1",
+        "api_version": api_version or "v1",
+    }
     query: dict[str, object] = {} if api_version else {"api-version": omit}
     return OpenAIResponsesModel(
         deployment,
@@ -138,7 +159,7 @@ def azure(
 
 
 _MODEL_OPTIONS = {
-    "chat-completions": frozenset({"profile"}),
+    "chat-completions": frozenset({"profile", "native_tools_via_responses"}),
     "responses": frozenset({"store", "encrypted_reasoning", "previous_response_id"}),
 }
 

@@ -268,7 +268,7 @@ class ModelBase(abc.ABC):
                 f"{self.provider} ({self.api}) has no native structured output here; "
                 "ask with mode='tool' or mode='prompted'"
             )
-        dialect = self.dialect
+        dialect = self.definition_dialect()
         return PreparedRequest(
             messages=request.messages,
             tools=request.tools,
@@ -280,6 +280,11 @@ class ModelBase(abc.ABC):
             output_definition=None if output is None else self.compile_output(output),
             stream=stream,
         )
+
+    def definition_dialect(self) -> DefinitionDialect:
+        """The dialect this model's tool definitions are compiled for: `dialect`, unless the
+        model takes strict tools in a dialect of their own (Anthropic's)."""
+        return self.dialect
 
     def compile_output(self, output: OutputSpec) -> ToolDefinition:
         """`output` compiled for this model (for its dialect, unless an adapter knows better);

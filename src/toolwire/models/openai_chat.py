@@ -14,6 +14,13 @@ Tool results are always sent. A turn from the same provider also sends its reaso
 the profile says: DeepSeek's `reasoning_content`, Ollama's and OpenRouter's `reasoning` field,
 Groq's `<think>` tags. Chat Completions has no shape for server tool blocks, so they are never sent.
 
+Native tools (OpenAI and Azure): Chat Completions has none, so a request carrying a native tool
+spec (`web_search()`, ...) goes through the provider's Responses API by itself, on the same client
+and credentials (`responses_model()`), and its turn says so (`message.api == "responses"`);
+requests without one stay on Chat Completions. Each API replays only the state it wrote (the drop
+rule above, and the Responses adapter's), so one conversation can move between them.
+`native_tools_via_responses=False` refuses native tools instead, before any request.
+
 Tool results: a tool message is text only, so the images (and wav/mp3 audio) a tool returned follow
 in a user turn, and other media stay described in the text. Chat Completions has no `is_error`: a
 failed call's text starts with "Error:". An empty result is sent as "(no output)"; call ids longer
@@ -47,6 +54,7 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
+from ..native import NativeTool
 from ..output import prompt_instructions
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolDefinition
@@ -69,10 +77,13 @@ from .base import (
     CompletionDone,
     FinishReason,
     ModelBase,
+    ModelRequest,
     PreparedRequest,
     StreamEvent,
     ToolChoice,
+    aclose_events,
 )
+from .openai_responses import OpenAIResponsesModel
 from .profiles import ModelProfile, profile_for
 
 if TYPE_CHECKING:
@@ -117,6 +128,11 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         client_factory: Builds the SDK client this model owns (rebuilt for each event loop,
             closed by `aclose`), e.g. an `AsyncAzureOpenAI`; the key, URL, timeout and retries
             are then ignored.
+        native_tools_via_responses: Where the profile routes native tools to the Responses API
+            (OpenAI, Azure): `True` (the default) sends a request with a native tool spec there;
+            `False` refuses it with `UnsupportedError`, for one API only.
+        responses_factory: Builds the Responses API model those requests go through; by default
+            one sharing this model's client (Azure passes one on its v1 route).
         **client_options: Passed to `openai.AsyncOpenAI` (e.g. `default_headers`, `http_client`).
 
     Raises:
@@ -138,10 +154,15 @@ class OpenAIChatModel(OwnsClient, ModelBase):
         client: AsyncOpenAI | None = None,
         profile: ModelProfile | None = None,
         client_factory: Callable[[], AsyncOpenAI] | None = None,
+        native_tools_via_responses: bool = True,
+        responses_factory: Callable[[], OpenAIResponsesModel] | None = None,
         **client_options: Any,
     ) -> None:
         super().__init__(model_name, provider=provider)
         self.profile = profile or profile_for(provider, self.api)
+        self.native_tools_via_responses = native_tools_via_responses
+        self._responses_factory = responses_factory
+        self._responses: OpenAIResponsesModel | None = None
         self._clients = openai_clients(
             provider,
             api_key=api_key,
@@ -161,6 +182,94 @@ class OpenAIChatModel(OwnsClient, ModelBase):
 
     def _client(self) -> AsyncOpenAI:
         return self._clients.get()
+
+    # -- native tools through the Responses API --------------------------------------------------
+
+    def responses_model(self) -> OpenAIResponsesModel:
+        """The Responses API model a request with native tools goes through: the same provider,
+        model and credentials (built once, on this model's client unless Azure gave its own)."""
+        if self._responses is None:
+            if self._responses_factory is not None:
+                self._responses = self._responses_factory()
+            else:
+                self._responses = OpenAIResponsesModel(
+                    self._model_name,
+                    provider=self._provider,
+                    clients=self._clients,
+                    content_filter_error=self.profile.chat.content_filter_error,
+                )
+        return self._responses
+
+    def routes_to_responses(self, request: ModelRequest) -> bool:
+        """Whether `request` goes through the Responses API: it carries a native tool spec,
+        the profile routes them (`native_api`) and `native_tools_via_responses` is on."""
+        specs = [t for t in request.native_tools if isinstance(t, NativeTool)]
+        # A tool the Responses API lacks too stays here, to be refused under this row's name.
+        return (
+            bool(specs)
+            and self.native_tools_via_responses
+            and self.profile.native_api == "responses"
+            and all(self.profile.cell(t.kind).supported for t in specs)
+        )
+
+    async def send(self, request: ModelRequest) -> Completion:
+        """Ask the model; a request with native tools goes through the Responses API (OpenAI,
+        Azure), whose turn records `api == "responses"`.
+
+        Raises:
+            UnsupportedError: something in the request this model cannot do (before any
+                request), e.g. a native tool with `native_tools_via_responses=False`.
+            ModelError: the provider failed or answered with something unusable.
+        """
+        if self.routes_to_responses(request):
+            return await self.responses_model().send(request)
+        return await super().send(request)
+
+    async def send_stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """`send` as events; the last one is `CompletionDone`."""
+        if self.routes_to_responses(request):
+            events = self.responses_model().send_stream(request)
+        else:
+            events = super().send_stream(request)
+        try:
+            async for event in events:
+                yield event
+        finally:
+            await aclose_events(events)
+
+    def resolve_native_tools(self, request: ModelRequest) -> ModelRequest:
+        """Raw tool payloads pass through; a native tool spec is refused here: where the
+        profile routes them, `send` has sent it to the Responses API before any preparing.
+
+        Raises:
+            UnsupportedError: a native tool spec (`native_tools_via_responses=False`, or a
+                request prepared on this model directly), or one the provider does not take.
+        """
+        specs = [t.kind for t in request.native_tools if isinstance(t, NativeTool)]
+        if specs and self.profile.native_api is not None:
+            if self.native_tools_via_responses:
+                super().resolve_native_tools(request)  # a tool neither API has: refused by name
+            named = ", ".join(f"{k}()" for k in specs)
+            if not self.native_tools_via_responses:
+                raise UnsupportedError(
+                    f"{self._provider} Chat Completions has no native tools, and this model was "
+                    f"built with native_tools_via_responses=False, so {named} is refused "
+                    "rather than sent through the Responses API; use a Responses model "
+                    "(openai-responses:<model>, azure(..., api='responses')) or leave the "
+                    "setting on"
+                )
+            raise UnsupportedError(
+                f"{named} goes through the Responses API: send() routes it there; prepare it "
+                "on model.responses_model() to see that request"
+            )
+        return super().resolve_native_tools(request)
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients this model built (the Responses model's too, when it has
+        its own); a client passed in is left to its owner."""
+        if self._responses is not None and self._responses_factory is not None:
+            await self._responses.aclose()
+        await super().aclose()
 
     # -- the Model protocol ------------------------------------------------------------------
 

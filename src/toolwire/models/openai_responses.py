@@ -67,7 +67,7 @@ from ..messages import (
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolDefinition
 from ._cache import CachePolicy, openai_cache_fields
-from ._client import OwnsClient, http_error, iter_sse, openai_clients
+from ._client import LoopBoundClient, OwnsClient, http_error, iter_sse, openai_clients
 from ._content_filter import filtered_categories
 from ._openai_responses_parse import StreamAssembler, parse_response
 from .base import (
@@ -124,6 +124,8 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
             partial text in `failed_generation`) instead of finishing with `content_filter`.
         client_factory: Builds the SDK client this model owns (rebuilt for each event loop,
             closed by `aclose`); the key, URL, timeout and retries are then ignored.
+        clients: The client of another adapter of the same provider, shared as it is (a Chat
+            Completions model sending its requests with native tools here); its owner closes it.
         **client_options: Passed to `openai.AsyncOpenAI` (e.g. `default_headers`, `http_client`).
 
     Raises:
@@ -149,6 +151,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         query: Mapping[str, object] | None = None,
         content_filter_error: bool = False,
         client_factory: Callable[[], AsyncOpenAI] | None = None,
+        clients: LoopBoundClient[Any] | None = None,
         **client_options: Any,
     ) -> None:
         if store is None:
@@ -162,7 +165,7 @@ class OpenAIResponsesModel(OwnsClient, ModelBase):
         self.previous_response_id = previous_response_id
         self.query = dict(query or {})
         self.content_filter_error = content_filter_error
-        self._clients = openai_clients(
+        self._clients = clients or openai_clients(
             provider,
             api_key=api_key,
             base_url=base_url,

@@ -62,6 +62,7 @@ __all__ = [
     "CUSTOM",
     "DEEPSEEK",
     "GEMINI",
+    "GEMINI_NO_EXCLUDE_DOMAINS",
     "GROQ",
     "MISTRAL",
     "OLLAMA",
@@ -113,6 +114,11 @@ class ModelProfile:
         chat: Chat Completions quirks (only `OpenAIChatModel` reads them).
         tool_search: How the provider searches deferred tools itself (`toolwire.tool_search`);
             a "no" means toolwire's local search tool stands in.
+        strict_models: A pattern searched in the model's name: only those models take strict
+            tools (`None`: every model, when `strict`).
+        native_api: The provider's other wire API that a request with native tool specs goes
+            through (OpenAI's and Azure's Chat Completions: `"responses"`); the cells are then
+            that API's, and the adapter routes such a request there by itself.
     """
 
     name: str
@@ -129,6 +135,8 @@ class ModelProfile:
     families: Mapping[str, str] = field(default_factory=dict[str, str])
     chat: ChatQuirks = field(default_factory=ChatQuirks)
     tool_search: Cell = LOCAL_SEARCH
+    native_api: str | None = None
+    strict_models: str | None = None
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a profile is shared by every model of its provider.
@@ -158,6 +166,11 @@ class ModelProfile:
         """
         if isinstance(choice, str) and choice not in ("auto", "none"):
             self.thinking.check_forced(body, self.name)
+
+    def strict_for(self, model_name: str) -> bool:
+        """Whether `model_name` takes tools in the provider's strict mode."""
+        pattern = self.strict_models
+        return self.strict and (pattern is None or re.search(pattern, model_name) is not None)
 
     def family(self, model_name: str) -> str | None:
         """The family of `model_name` among `families`, if any."""
@@ -201,6 +214,18 @@ _RESPONSES_CELLS: dict[str, Cell] = {
     ),
 }
 
+
+def _through_responses(responses: ModelProfile) -> dict[str, Cell]:
+    """The Responses API's cells for a Chat Completions profile whose adapter sends a request
+    with native tools through the Responses API (the matrix says so in each cell)."""
+    return {
+        kind: dataclasses.replace(cell, wire=f"{cell.wire} (through the Responses API)")
+        if cell.supported
+        else cell
+        for kind, cell in responses.native.items()
+    }
+
+
 OPENAI_RESPONSES = ModelProfile(
     name="OpenAI Responses",
     provider="openai",
@@ -225,10 +250,12 @@ OPENAI_CHAT = ModelProfile(
     name="OpenAI Chat",
     provider="openai",
     api="chat-completions",
-    native=_none("only through the Responses API: use openai-responses:<model>"),
+    native=_through_responses(OPENAI_RESPONSES),
     structured_output="json_schema",
     strict=True,
     call_id_max=_CHAT_ID_MAX,
+    families=OPENAI_RESPONSES.families,
+    native_api="responses",
 )
 AZURE_RESPONSES = ModelProfile(
     name="Azure Responses",
@@ -251,11 +278,12 @@ AZURE_CHAT = ModelProfile(
     name="Azure Chat",
     provider="azure",
     api="chat-completions",
-    native=_none('only through the Responses API: use azure(..., api="responses")'),
+    native=_through_responses(AZURE_RESPONSES),
     structured_output="json_schema",
     strict=True,
     call_id_max=_CHAT_ID_MAX,
     chat=ChatQuirks(content_filter_error=True),
+    native_api="responses",
 )
 
 # --- Anthropic, Google, Mistral -------------------------------------------------------------------
@@ -286,6 +314,11 @@ ANTHROPIC = ModelProfile(
         ),
     },
     structured_output="json_schema",
+    # Strict tool use (`strict: true`, generally available without a beta header) on the models
+    # with structured outputs: Claude Opus 4.5/4.6, Sonnet 4.5/4.6, Haiku 4.5 and later
+    # (platform.claude.com/docs/en/build-with-claude/structured-outputs, read 2026-12-01).
+    strict=True,
+    strict_models=r"claude-(?:opus|sonnet|haiku)-(?:4-[5-9]|[5-9])(?:$|[^0-9])",
     # Anthropic refuses tool_choice "any" or "tool" while extended thinking is on.
     thinking=Thinking(forced_tool=False),
     fees={
@@ -306,8 +339,21 @@ ANTHROPIC = ModelProfile(
     tool_search=ANTHROPIC_SEARCH,
 )
 
+GEMINI_NO_EXCLUDE_DOMAINS = (
+    "the Gemini API rejects googleSearch.excludeDomains (400 INVALID_ARGUMENT, 'Unknown name "
+    '"excludeDomains"\'; the google-genai SDK refuses it outside Vertex AI), reported in '
+    "https://github.com/google-gemini/cookbook/issues/1389; Vertex takes it"
+)
+"""Why the Gemini API's `web_search()` refuses `blocked_domains` (Vertex maps it)."""
+
 _GEMINI_CELLS: dict[str, Cell] = {
-    "web_search": Cell("google_search", (), gemini("google_search"), GEMINI_FORCE),
+    "web_search": Cell(
+        "google_search",
+        (),
+        gemini("google_search"),
+        GEMINI_FORCE,
+        why_not=(("blocked_domains", GEMINI_NO_EXCLUDE_DOMAINS),),
+    ),
     "web_fetch": Cell("url_context", (), gemini("url_context"), GEMINI_FORCE),
     "code_execution": Cell("code_execution", (), gemini("code_execution"), GEMINI_FORCE),
     "computer_use": Cell("computer_use", ("environment",), gemini_computer, GEMINI_FORCE),
@@ -548,26 +594,26 @@ def profile_for(provider: str, api: str) -> ModelProfile:
 
 
 def stand_in_profile(provider: str) -> ModelProfile:
-    """The profile an offline model standing in for `provider` follows: the provider's profile
-    that takes the most native tools (OpenAI's and Azure's Responses API), `TEST` for `"test"`.
+    """The profile an offline model standing in for `provider` follows, so it accepts and
+    refuses what the real adapter does, cell by cell.
 
-    Tools toolwire would run itself over the network (Ollama's web API) become a "no".
+    `provider` is a prefix of `model()` (`"openai"`, `"openai-responses"`, `"azure"`,
+    `"gemini"`, ...: that entry's profile) or a profile's provider name (`"google"`, `"vertex"`:
+    its profile that takes the most native tools); `"test"` is `TEST`. A tool toolwire runs
+    itself for the provider (Ollama's web API) is accepted as a tool the script answers, like
+    any provider-run tool: an offline model never reaches the network.
     """
     if provider == "test":
         return TEST
-    rows = [p for p in PROFILES if p.provider == provider]
-    if not rows:
-        return profile_for(provider, "chat-completions")
-    best = max(rows, key=lambda p: sum(p.cell(k).supported for k in NATIVE_KINDS))
-    cells = {
-        kind: no(
-            f"an offline model cannot stand in for {provider}'s {kind}: toolwire runs it "
-            "itself, over the network"
-        )
-        if best.cell(kind).client_run
-        else best.cell(kind)
-        for kind in NATIVE_KINDS
-    }
+    entry = PROVIDERS.get(provider)
+    if entry is not None and entry.profile.name != TEST.name:
+        best = entry.profile
+    else:
+        rows = [p for p in PROFILES if p.provider == provider]
+        if not rows:
+            return profile_for(provider, "chat-completions")
+        best = max(rows, key=lambda p: sum(p.cell(k).supported for k in NATIVE_KINDS))
+    cells = {kind: dataclasses.replace(best.cell(kind), client_run=False) for kind in NATIVE_KINDS}
     return dataclasses.replace(best, native=cells)
 
 

@@ -118,10 +118,12 @@ class _OfflineModel(ModelBase):
     guarded = False  # makes no request, so the request guard never stops it
 
     def __init__(self, model_name: str, provider: str = "test") -> None:
-        super().__init__(model_name, provider=provider)
         # `request.output` is there for the script or function to read, where the stood-in
-        # provider has structured output of its own.
-        self.profile = stand_in_profile(provider)
+        # provider has structured output of its own. A `model()` prefix names its provider
+        # ("openai-responses" is "openai"), whose prices cost the run.
+        profile = stand_in_profile(provider)
+        super().__init__(model_name, provider=profile.provider)
+        self.profile = profile
         self.requests: list[PreparedRequest] = []
         self._ids = itertools.count(1)
         self._server_ids = itertools.count(1)
