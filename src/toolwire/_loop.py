@@ -60,6 +60,7 @@ from .models.base import (
 from .output import RunOutput
 from .results import TextPart, error_result
 from .tools import Tool, ToolContext
+from .toolsets import ToolsetContext, step_tools
 from .usage import estimate_cost
 
 __all__ = ["run"]
@@ -108,7 +109,9 @@ class _Run:
                 options.output_type, options.output_mode, options.output_retries, config.model
             )
         self.run_id = uuid.uuid4().hex[:16]  # ties this run's log records together
-        # The same in every request of the run: built once (requests share them, unchanged).
+        # The same in every request of the run: built once (requests share them, unchanged),
+        # unless a toolset decides each step's tools (`step_tools`).
+        self.tools: Mapping[str, Tool] = config.tools
         self.request_tools: list[Tool] = list(config.tools.values())
         if self.output is not None:
             self.request_tools += self.output.tools()
@@ -177,6 +180,8 @@ class _Run:
                 self.messages.append(missing_result(call, "no result was recorded for this call"))
             self.open_calls = []
         self.iterations += 1
+        if config.toolset is not None:
+            await self.step_tools()
         if self.observed:
             await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
         choice = self.tool_choice
@@ -201,6 +206,20 @@ class _Run:
         if self.observed:
             await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
+
+    async def step_tools(self) -> None:
+        """The step's tools: the one place a run with a toolset decides which tools the next
+        request offers (and which a call of this step may reach). A filter of that list (e.g.
+        deferred loading) belongs here, after the toolset's answer."""
+        toolset = self.config.toolset
+        assert toolset is not None
+        ctx = ToolsetContext(
+            step=self.iterations, messages=self.messages, deps=self.config.deps, run_id=self.run_id
+        )
+        self.tools = await step_tools(toolset, ctx)
+        self.request_tools = list(self.tools.values())
+        if self.output is not None:
+            self.request_tools += self.output.tools()
 
     def _request(self, choice: ToolChoice, native: OutputSpec | None) -> Awaitable[Completion]:
         # Hands back the model's own awaitable: no coroutine of its own stays alive (one object
@@ -306,7 +325,7 @@ class _Run:
                 request = ComputerCall.from_block(computer[call.id])
                 pending.append(PendingCall(ToolCall.from_block(call), "computer", request))
                 continue
-            tool = self.config.tools.get(call.name)
+            tool = self.tools.get(call.name)
             if tool is None:
                 continue
             if not tool.executable:
@@ -381,7 +400,7 @@ class _Run:
         gates: dict[int, tuple[Turnstile, int]] = {}
         if self.config.backend is not None:
             # Only calls of known tools reach the backend; the gate orders exactly those.
-            known = [i for i in todo if calls[i].name in self.config.tools]
+            known = [i for i in todo if calls[i].name in self.tools]
             gate = Turnstile(len(known))
             gates = {i: (gate, position) for position, i in enumerate(known)}
 
@@ -392,7 +411,7 @@ class _Run:
         # Consecutive calls run together; a sequential tool runs alone, in its turn.
         batch: list[int] = []
         for i in todo:
-            tool = self.config.tools.get(calls[i].name)
+            tool = self.tools.get(calls[i].name)
             if tool is not None and tool.sequential:
                 await self._gather(one, batch)
                 batch = []
@@ -419,12 +438,12 @@ class _Run:
         if self.observed:
             await self.emit(FunctionCallStarted(call.id, call.name, call.arguments, iteration))
         tool_call = ToolCall(call.id, call.name, call.arguments)
-        tool = config.tools.get(call.name)
+        tool = self.tools.get(call.name)
         error: BaseException | None = None
         # Chosen here rather than tested inside: an untraced call pays no extra frame.
         call_tool = self._run_tool if config.trace_tool is None else self._traced_call
         if tool is None:
-            names = ", ".join(sorted(config.tools)) or "none"
+            names = ", ".join(sorted(self.tools)) or "none"
             message = ToolResultMessage(
                 call_id=call.id,
                 name=call.name,
@@ -555,7 +574,7 @@ class _Run:
         decided: dict[str, ToolResultMessage] = {}
         undecided: list[str] = []
         for call in calls:
-            tool = self.config.tools.get(call.name)
+            tool = self.tools.get(call.name)
             verdict = approvals.get(call.id)
             if call.id in results:
                 decided[call.id] = ToolCall(call.id, call.name, call.arguments).result(
@@ -692,6 +711,8 @@ async def _run_state(
             # kept alive for as long as the run, for the garbage collector to walk).
             deadline = state.deadline
             with _NO_SCOPE if deadline is None else anyio.CancelScope(deadline=deadline) as scope:
+                if resuming and config.toolset is not None:
+                    await state.step_tools()  # the paused turn's calls reach today's tools
                 await state.resume_turn(approvals, results)
                 if prompt is not None:
                     state.messages.append(UserMessage.of(prompt))

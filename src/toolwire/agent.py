@@ -24,6 +24,7 @@ from .messages import Message
 from .models._matrix import split_client_run
 from .models.base import Model, ModelSettings, StreamEvent
 from .models.profiles import profile_of
+from .toolsets import run_toolset
 
 __all__ = ["Agent", "LoopConfig", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
@@ -83,6 +84,7 @@ class Agent:
             profile_of(self.model), native_specs(self._config.tools)
         )
         self.tools = build_tools([*self._config.tools, *client_run], self._config.hooks)
+        self.toolset = run_toolset([*self._config.tools, *client_run], self._config.hooks)
         self._settings = ModelSettings.coerce(self._config.settings)
         self._limits = self._config.limits
 
@@ -127,6 +129,7 @@ class Agent:
             native_tools=self.native_tools,
             # Read per run, so `telemetry.instrument()` applies to agents built before it.
             tracer=telemetry.active(),
+            toolset=self.toolset,
         )
 
     async def run(

@@ -1,14 +1,15 @@
-"""`ToolRegistry`: a thread-safe set of tools keyed by name."""
+"""`ToolRegistry`: a thread-safe set of tools keyed by name, and a toolset."""
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .errors import DuplicateToolError, ToolNameError, UnknownToolError
 from .tools import DefinitionDialect, Tool, ToolDefinition, ToolLike, as_tool
+from .toolsets import Toolset, ToolsetContext
 
 __all__ = ["TOOL_NAME_PATTERN", "ToolRegistry", "check_tool_name"]
 
@@ -32,11 +33,14 @@ def check_tool_name(name: str) -> None:
     raise ToolNameError(f"Tool name {name!r} is rejected by providers: {reason}.")
 
 
-class ToolRegistry:
+class ToolRegistry(Toolset):
     """Tools by name, safe to share between threads.
 
     Anything `as_tool` accepts can be added: a `Tool`, a typed function or a definition dict.
+    A registry is a toolset: an agent given one offers, at each step, the tools registered then.
     """
+
+    label = "registry"
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any] | Mapping[str, Any]] = ()) -> None:
         self._lock = threading.RLock()
@@ -87,6 +91,10 @@ class ToolRegistry:
         """The registered tools, sorted by name."""
         with self._lock:
             return [self._tools[n] for n in sorted(self._tools)]
+
+    async def tools_for(self, ctx: ToolsetContext) -> Sequence[Tool]:
+        """The tools registered now, sorted by name."""
+        return self.all()
 
     def definitions(self, dialect: DefinitionDialect = "openai") -> list[ToolDefinition]:
         """Every tool's provider-ready definition, sorted by name."""
