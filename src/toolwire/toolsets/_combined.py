@@ -160,7 +160,7 @@ def as_toolset(tools: Toolset | ToolLike | Iterable[ToolsetLike]) -> Toolset:
         return FunctionToolset([typing.cast(ToolLike, tools)])
     members: list[Toolset] = []
     plain: list[ToolLike] = []
-    for item in typing.cast(Iterable[ToolsetLike], tools):
+    for item in tools:
         if isinstance(item, Toolset):
             if plain:
                 members.append(FunctionToolset(plain))
