@@ -119,9 +119,9 @@ class HttpSession:
     ) -> None:
         self.url = url
         self._on_notification = on_notification
-        # Set while `watch` holds the session's GET stream open: it answers the server's
-        # requests too, so a call opens no stream of its own.
-        self._watching = False
+        # Set while `watch` holds a change stream open. The GET stream answers the server's
+        # requests too, so a call then opens no stream of its own.
+        self.watching = False
         self._closed = False
         self._elicit = elicit
         self._sampler = sampler
@@ -334,7 +334,7 @@ class HttpSession:
                 on_send(request_id)
             try:
                 answers = self._elicit is not None or self._sampler is not None
-                if answers and method == "tools/call" and self.session_id and not self._watching:
+                if answers and method == "tools/call" and self.session_id and not self.watching:
                     return await self._send_listening(request_id, method, params)
                 return await self._send(request_id, method, params)
             except SessionGone:
@@ -679,12 +679,12 @@ class HttpSession:
         2026-07-28: a `subscriptions/listen` request for them, whose answer stream carries them.
         Handshake era: the session's GET stream (which also carries the server's requests).
         Returns at once when the server announces no changes, and when it has no such stream
-        (405) or it failed to open too often. A reopened stream may have missed a change, so
-        each reopening counts as one.
+        (405) or it failed to open too often. A change made before a stream opened was not
+        sent on it, so each opening counts as a change.
         """
         if not self.announces_tool_changes():
             return
-        failures = opened_before = 0
+        failures = 0
         while not self._closed and failures <= _WATCH_RETRIES:
             try:
                 outcome = await (self._listen_modern() if self.modern else self._listen_legacy())
@@ -694,9 +694,7 @@ class HttpSession:
             if outcome == "unsupported":
                 return
             if outcome == "opened":
-                if opened_before:
-                    self.notified({"method": _TOOLS_CHANGED})
-                opened_before, failures = 1, 0
+                failures = 0
                 continue
             failures += 1
             await anyio.sleep(_WATCH_DELAY * 2 ** (failures - 1))
@@ -712,12 +710,7 @@ class HttpSession:
             if got.status_code != 200 or not kind.startswith("text/event-stream"):
                 await read_prefix(got, _MAX_ERROR_BYTES)
                 return "failed"
-            self._watching = True
-            try:
-                async for event in self._events(got):
-                    await self._take_event(event)
-            finally:
-                self._watching = False
+            await self._watched(got)
         return "opened"
 
     async def _listen_modern(self) -> str:
@@ -739,9 +732,17 @@ class HttpSession:
             if got.status_code != 200 or not kind.startswith("text/event-stream"):
                 await read_prefix(got, _MAX_ERROR_BYTES)  # refused (e.g. a JSON error)
                 return "failed"
-            async for event in self._events(got):
-                await self._take_event(event)
+            await self._watched(got)
         return "opened"
+
+    async def _watched(self, stream: httpx2.Response) -> None:
+        self.watching = True
+        self.notified({"method": _TOOLS_CHANGED})
+        try:
+            async for event in self._events(stream):
+                await self._take_event(event)
+        finally:
+            self.watching = False
 
     async def _serve_request(self, message: dict[str, Any]) -> None:
         """`_answer_server_request`, in its MCP server span when traced."""

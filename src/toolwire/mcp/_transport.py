@@ -234,6 +234,11 @@ class HttpTransport:
                 )
         await session.initialize()
 
+    @property
+    def watching(self) -> bool:
+        """Whether a stream for the server's tool list changes is open now."""
+        return self._session is not None and self._session.watching
+
     async def watch(self) -> None:
         """Follow the server's tool list changes until cancelled (see `HttpSession.watch`)."""
         if self._session is not None:

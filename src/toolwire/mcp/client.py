@@ -117,7 +117,8 @@ class McpClient(Toolset):
 
     Attributes:
         transport: The `McpTransport` that carries the requests.
-        tools_version: How many tool list changes the server announced so far.
+        tools_version: How many tool list changes the client has learnt of: announced by the
+            server, or possibly missed (each opening of a change stream counts as one).
     """
 
     def __init__(
@@ -227,6 +228,11 @@ class McpClient(Toolset):
         name = info.get("name") if info is not None else None
         if isinstance(name, str) and name:
             self.label = name
+
+    @property
+    def watching(self) -> bool:
+        """Whether a stream for the server's tool list changes is open now (see `watch_tools`)."""
+        return bool(getattr(self.transport, "watching", False))
 
     def _notified(self, method: str, params: Any) -> None:
         if method == _TOOLS_CHANGED:
