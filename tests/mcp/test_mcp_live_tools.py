@@ -11,13 +11,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import mcp_types
 import pytest
-from live_server import SECRET, LiveServer
+from live_server import SECRET, LiveServer, stamp
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
 from mcp_servers import sdk_app
 
 from conftest import eventually, serve_app
 from toolwire import Agent
-from toolwire.mcp import McpClient, McpServerConfig, McpToolRegistry, StdioServerParameters
+from toolwire.mcp import (
+    McpClient,
+    McpServerConfig,
+    McpToolRegistry,
+    StdioServerParameters,
+    run_agent,
+)
 from toolwire.models.testing import FunctionModel
 from toolwire.toolsets import ToolsetContext
 
@@ -135,3 +144,47 @@ async def test_stdio_server_changes_are_seen() -> None:
         assert not (await reveal.invoke({})).is_error
         await eventually(lambda: client.tools_version > seen)
         assert "secret" in _names(await client.tools_for(ctx))
+
+
+def _hostile_app() -> Any:
+    """Lists `echo` twice, a tool with an empty name, and one broken entry beside `ping`."""
+    listed: list[Any] = [
+        {"name": "echo", "inputSchema": {"type": "object"}},
+        {"name": "echo", "description": "again", "inputSchema": {"type": "object"}},
+        {"name": "", "inputSchema": {"type": "object"}},
+        {"name": "ping", "inputSchema": {"type": "object"}},
+    ]
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
+        return stamp(ctx, {"tools": listed})
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        return stamp(ctx, {"content": [{"type": "text", "text": f"hostile {params.name}"}]})
+
+    server: Server[Any] = Server("hostile")
+    server.add_request_handler("tools/list", mcp_types.PaginatedRequestParams, list_tools)
+    server.add_request_handler("tools/call", mcp_types.CallToolRequestParams, call_tool)
+    return server.streamable_http_app()
+
+
+async def test_run_agent_over_servers_sharing_names_and_a_hostile_one() -> None:
+    steps: list[list[str]] = []
+
+    def decide(messages: object, request: Any) -> Any:
+        steps.append(_names(request.tools))
+        return [("echo", {"text": "hi"}), ("hostile_echo", {}), ("ping", {}), "done"][
+            len(steps) - 1
+        ]
+
+    async with serve_app(sdk_app()) as sdk_url, serve_app(_hostile_app()) as hostile_url:
+        result = await run_agent(
+            FunctionModel(decide), "go", servers=[sdk_url, hostile_url], max_iterations=6
+        )
+    assert result.text == "done"
+    # The SDK server's echo is first; the hostile server's is prefixed; its second echo and its
+    # unnamed tool are left out (each reported once), and its ping is offered all the same.
+    assert steps[0][-2:] == ["hostile_echo", "ping"]
+    assert steps[0].count("echo") == 1 and "" not in steps[0]
+    assert [t.result for t in result.trace] == ["hi", "hostile echo", "hostile ping"]
