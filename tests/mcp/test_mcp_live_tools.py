@@ -188,3 +188,18 @@ async def test_run_agent_over_servers_sharing_names_and_a_hostile_one() -> None:
     assert steps[0][-2:] == ["hostile_echo", "ping"]
     assert steps[0].count("echo") == 1 and "" not in steps[0]
     assert [t.result for t in result.trace] == ["hi", "hostile echo", "hostile ping"]
+
+
+async def test_without_following_changes_a_change_on_a_calls_answer_still_counts() -> None:
+    live = LiveServer()
+    async with (
+        serve_app(live.server.streamable_http_app()) as url,
+        McpClient(url, protocol="legacy", follow_changes=False) as client,
+    ):
+        ctx = ToolsetContext()
+        reveal = next(t for t in await client.tools_for(ctx) if t.name == "reveal")
+        await reveal.invoke({})
+        # Announced on the call's answer, before its result: known once the call returns.
+        assert client.tools_version == 1
+        assert "secret" in _names(await client.tools_for(ctx))
+        assert not client.watching

@@ -110,6 +110,9 @@ class McpClient(Toolset):
             model: a `Sampler` (the model, an approval callback, limits; see
             `toolwire.mcp.sampling`) or a bare `Model`, which answers every request. Without
             it the capability is not declared and such requests get an error.
+        follow_changes: Used as `async with`, keep a stream open for the server's tool list
+            changes when it announces them (see `watch_tools`). `False` opens none; changes
+            announced on other answers are still honoured.
 
     The HTTP options (`auth_token` to `max_answer_bytes`) apply to a URL or an ASGI app; with
     stdio parameters or a transport of your own they raise `ValueError` (give them to the
@@ -136,10 +139,12 @@ class McpClient(Toolset):
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         elicitation: ElicitationHandler | None = None,
         sampling: Sampler | Model | None = None,
+        follow_changes: bool = True,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.server = server
+        self.follow_changes = follow_changes
         self.timeout = timeout
         self.client_name = client_name
         self.protocol: Era = protocol
@@ -273,7 +278,8 @@ class McpClient(Toolset):
             await stack.aclose()
             raise
         scope = anyio.CancelScope()  # the watcher's own: the group's would cancel the caller too
-        tasks.start_soon(_in_scope, scope, self.watch_tools)
+        if self.follow_changes:
+            tasks.start_soon(_in_scope, scope, self.watch_tools)
         self._watch = (stack, scope)
         return self
 

@@ -57,6 +57,8 @@ class McpServerConfig:
         elicitation: Answers the server's requests for input (see `McpClient`).
         sampling: Answers the server's requests for a completion with a model (see
             `McpClient`).
+        follow_changes: Keep a stream open for the server's tool list changes while the
+            registry is open (see `McpClient`).
     """
 
     url: str
@@ -70,6 +72,7 @@ class McpServerConfig:
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
     elicitation: ElicitationHandler | None = field(default=None, repr=False)
     sampling: Sampler | Model | None = field(default=None, repr=False)
+    follow_changes: bool = True
 
     def client(self) -> McpClient:
         """A new, unconnected client for this server."""
@@ -83,6 +86,7 @@ class McpServerConfig:
             max_answer_bytes=self.max_answer_bytes,
             elicitation=self.elicitation,
             sampling=self.sampling,
+            follow_changes=self.follow_changes,
         )
 
 
@@ -155,7 +159,7 @@ class McpToolRegistry(Toolset):
                         client = config.client()
                         await client.connect()
                         self.clients[config.url] = client
-                        if self._tasks is not None:
+                        if self._tasks is not None and client.follow_changes:
                             self._tasks.start_soon(self._watch, client)
                 found[index] = await client.live_tools(
                     prefix=config.prefix, requires_approval=config.requires_approval, fresh=True
