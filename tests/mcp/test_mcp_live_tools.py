@@ -18,8 +18,9 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp_servers import sdk_app
 
-from conftest import eventually, serve_app
+from conftest import eventually, free_port, serve_app
 from toolwire import Agent
+from toolwire.errors import ToolNameConflictError
 from toolwire.mcp import (
     McpClient,
     McpServerConfig,
@@ -203,3 +204,29 @@ async def test_without_following_changes_a_change_on_a_calls_answer_still_counts
         assert client.tools_version == 1
         assert "secret" in _names(await client.tools_for(ctx))
         assert not client.watching
+
+
+async def test_a_dead_server_is_reported_once_and_the_others_still_serve() -> None:
+    dead = f"http://127.0.0.1:{free_port()}/mcp"
+    live = LiveServer()
+    async with (
+        serve_app(live.server.streamable_http_app()) as url,
+        McpToolRegistry([McpServerConfig(dead, timeout=5), McpServerConfig(url)]) as registry,
+    ):
+        for step in (1, 2):
+            tools = await registry.tools_for(ToolsetContext(step=step))
+            assert _names(tools) == ["echo", "reveal", "hide"]
+        assert len(registry.problems) == 1
+        assert "could not list its tools: not connected" in registry.problems[0]
+
+
+async def test_a_registry_told_to_refuse_shared_names_fails_the_run_with_a_typed_error() -> None:
+    live = LiveServer()
+    async with (
+        serve_app(live.server.streamable_http_app()) as live_url,
+        serve_app(sdk_app()) as sdk_url,
+        McpToolRegistry([sdk_url, live_url], on_conflict="error") as registry,
+    ):
+        agent = Agent(FunctionModel(lambda messages, request: "unreachable"), tools=[registry])
+        with pytest.raises(ToolNameConflictError, match="'echo' is offered by sdk-test and live"):
+            await agent.run("go")
