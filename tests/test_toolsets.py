@@ -97,6 +97,11 @@ async def test_conflicts_follow_the_callers_rule() -> None:
     assert caught.value.sources == ("a", "b")
     assert isinstance(caught.value, DuplicateToolError)
 
+    # A nested refusal reaches the caller as itself, not inside an exception group.
+    strict = CombinedToolset(a, b, on_conflict="error")
+    with pytest.raises(ToolNameConflictError):
+        await CombinedToolset(strict, FunctionToolset([add], label="c")).tools_for(ctx)
+
 
 class _Hostile(Toolset):
     """Lists a duplicate and an unnamed tool, or fails outright."""

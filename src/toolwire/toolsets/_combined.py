@@ -78,12 +78,15 @@ class CombinedToolset(Toolset):
     async def tools_for(self, ctx: ToolsetContext) -> Sequence[Tool]:
         labels = self._labels()
         listings: list[Sequence[Tool]] = [()] * len(self.toolsets)
+        refused: list[ToolNameConflictError] = []
 
         async def list_one(index: int) -> None:
             try:
                 listings[index] = await self.toolsets[index].tools_for(ctx)
-            except ToolNameConflictError:
-                raise  # a nested combination told to refuse: the caller's rule stands
+            except ToolNameConflictError as exc:
+                # A nested combination told to refuse: the caller's rule stands. Raised below,
+                # by itself rather than inside the task group's exception group.
+                refused.append(exc)
             except Exception as exc:
                 self.report(f"{labels[index]} could not list its tools: {exc}")
 
@@ -93,6 +96,8 @@ class CombinedToolset(Toolset):
             async with anyio.create_task_group() as group:
                 for index in range(len(self.toolsets)):
                     group.start_soon(list_one, index)
+        if refused:
+            raise refused[0]
         return self._merge(labels, listings)
 
     def _merge(self, labels: list[str], listings: list[Sequence[Tool]]) -> list[Tool]:
