@@ -60,7 +60,7 @@ from .models.base import (
 from .output import RunOutput
 from .results import TextPart, error_result
 from .tools import Tool, ToolContext
-from .toolsets import ToolsetContext, step_tools
+from .toolsets import StepTools, ToolsetContext
 from .usage import estimate_cost
 
 __all__ = ["run"]
@@ -112,6 +112,7 @@ class _Run:
         # The same in every request of the run: built once (requests share them, unchanged),
         # unless a toolset decides each step's tools (`step_tools`).
         self.tools: Mapping[str, Tool] = config.tools
+        self.toolset = StepTools(config.toolset) if config.toolset is not None else None
         self.request_tools: list[Tool] = list(config.tools.values())
         if self.output is not None:
             self.request_tools += self.output.tools()
@@ -211,15 +212,16 @@ class _Run:
         """The step's tools: the one place a run with a toolset decides which tools the next
         request offers (and which a call of this step may reach). A filter of that list (e.g.
         deferred loading) belongs here, after the toolset's answer."""
-        toolset = self.config.toolset
+        toolset = self.toolset
         assert toolset is not None
         ctx = ToolsetContext(
             step=self.iterations, messages=self.messages, deps=self.config.deps, run_id=self.run_id
         )
-        self.tools = await step_tools(toolset, ctx)
-        self.request_tools = list(self.tools.values())
-        if self.output is not None:
-            self.request_tools += self.output.tools()
+        if await toolset.refresh(ctx):  # unchanged: the last step's lists stand as they are
+            self.tools = toolset.by_name
+            self.request_tools = list(toolset.by_name.values())
+            if self.output is not None:
+                self.request_tools += self.output.tools()
 
     def _request(self, choice: ToolChoice, native: OutputSpec | None) -> Awaitable[Completion]:
         # Hands back the model's own awaitable: no coroutine of its own stays alive (one object

@@ -45,6 +45,7 @@ class ToolRegistry(Toolset):
     def __init__(self, tools: Iterable[Tool | Callable[..., Any] | Mapping[str, Any]] = ()) -> None:
         self._lock = threading.RLock()
         self._tools: dict[str, Tool] = {}
+        self._snapshot: tuple[Tool, ...] | None = None  # for `tools_for`, until a change
         for item in tools:
             self.add(item)
 
@@ -61,6 +62,7 @@ class ToolRegistry(Toolset):
             if resolved.name in self._tools:
                 raise DuplicateToolError(resolved.name)
             self._tools[resolved.name] = resolved
+            self._snapshot = None
         return resolved
 
     def get(self, name: str) -> Tool:
@@ -80,6 +82,7 @@ class ToolRegistry(Toolset):
         with self._lock:
             if name not in self._tools:
                 raise UnknownToolError(name, list(self._tools))
+            self._snapshot = None
             return self._tools.pop(name)
 
     def list(self) -> list[str]:
@@ -93,8 +96,11 @@ class ToolRegistry(Toolset):
             return [self._tools[n] for n in sorted(self._tools)]
 
     async def tools_for(self, ctx: ToolsetContext) -> Sequence[Tool]:
-        """The tools registered now, sorted by name."""
-        return self.all()
+        """The tools registered now, sorted by name (the same tuple until one is added or removed)."""
+        with self._lock:
+            if self._snapshot is None:
+                self._snapshot = tuple(self._tools[n] for n in sorted(self._tools))
+            return self._snapshot
 
     def definitions(self, dialect: DefinitionDialect = "openai") -> list[ToolDefinition]:
         """Every tool's provider-ready definition, sorted by name."""

@@ -156,11 +156,16 @@ class McpClient(Toolset):
             else sampling
         )
         self._connected = False
+        self.remote = True
         self.label = _label_of(server)
         self.tools_version = 0
         self._stale = True
         self._listed: list[McpToolSpec] = []
-        self._made: dict[tuple[str | None, bool], dict[str, McpTool]] = {}
+        # Per (prefix, approval): the listing the tools were made from, and the tools.
+        self._made: dict[
+            tuple[str | None, bool],
+            tuple[list[McpToolSpec], dict[str, McpTool], tuple[McpTool, ...]],
+        ] = {}
         self._list_lock = anyio.Lock()
         self._watch: tuple[AsyncExitStack, anyio.CancelScope] | None = None
         self._specs: dict[str, McpToolSpec] = {}
@@ -473,7 +478,7 @@ class McpClient(Toolset):
 
     async def live_tools(
         self, *, prefix: str | None = None, requires_approval: bool = False, fresh: bool = False
-    ) -> list[McpTool]:
+    ) -> tuple[McpTool, ...]:
         """The server's tools, listed again only when the server said they changed.
 
         A tool listed as before is the same `McpTool` object as before, so its definitions stay
@@ -488,15 +493,19 @@ class McpClient(Toolset):
                     self._stale = True
                     raise
         key = (prefix, requires_approval)
-        before = self._made.get(key, {})
+        listed = self._listed
+        last = self._made.get(key)
+        if last is not None and last[0] is listed:
+            return last[2]  # not listed since: the same tools, in the same tuple
+        before = last[1] if last is not None else {}
         made: dict[str, McpTool] = {}
-        for spec in self._listed:
+        for spec in listed:
             found = before.get(spec.name)
             if found is None or found.spec != spec:
                 found = McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
             made[spec.name] = found
-        self._made[key] = made
-        return list(made.values())
+        self._made[key] = (listed, made, tuple(made.values()))
+        return self._made[key][2]
 
     async def tools(
         self, *, prefix: str | None = None, requires_approval: bool = False
@@ -511,7 +520,9 @@ class McpClient(Toolset):
             requires_approval: Ask for approval before every call of every tool of this
                 server, whatever the server says.
         """
-        return await self.live_tools(prefix=prefix, requires_approval=requires_approval, fresh=True)
+        return list(
+            await self.live_tools(prefix=prefix, requires_approval=requires_approval, fresh=True)
+        )
 
 
 async def _in_scope(scope: anyio.CancelScope, run: Callable[[], Awaitable[None]]) -> None:

@@ -112,6 +112,7 @@ class McpToolRegistry(Toolset):
     """
 
     label = "mcp"
+    remote = True
 
     def __init__(
         self, servers: Sequence[McpServerConfig | str] = (), *, on_conflict: OnConflict = "prefix"
@@ -161,8 +162,10 @@ class McpToolRegistry(Toolset):
                         self.clients[config.url] = client
                         if self._tasks is not None and client.follow_changes:
                             self._tasks.start_soon(self._watch, client)
-                found[index] = await client.live_tools(
-                    prefix=config.prefix, requires_approval=config.requires_approval, fresh=True
+                found[index] = list(
+                    await client.live_tools(
+                        prefix=config.prefix, requires_approval=config.requires_approval, fresh=True
+                    )
                 )
             except Exception as exc:
                 logger.warning("MCP server %s failed: %s", config.url, exc)
@@ -215,6 +218,8 @@ class McpToolRegistry(Toolset):
 
 class _ServerToolset(Toolset):
     """One server of a registry, as a member of its combined toolset."""
+
+    remote = True
 
     def __init__(self, registry: McpToolRegistry, config: McpServerConfig) -> None:
         self.registry = registry

@@ -26,8 +26,9 @@ from ._base import (
     ToolsetContext,
     ToolsetLike,
     WrapperToolset,
+    same_tools,
 )
-from ._combined import CombinedToolset, OnConflict, as_toolset, run_toolset, step_tools
+from ._combined import CombinedToolset, OnConflict, StepTools, as_toolset, run_toolset
 
 __all__ = [
     "CombinedToolset",
@@ -39,11 +40,12 @@ __all__ = [
     "PreparedToolset",
     "RenamedTool",
     "RenamedToolset",
+    "StepTools",
     "Toolset",
     "ToolsetContext",
     "ToolsetLike",
     "WrapperToolset",
     "as_toolset",
     "run_toolset",
-    "step_tools",
+    "same_tools",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "ToolsetContext",
     "ToolsetLike",
     "WrapperToolset",
+    "same_tools",
 ]
 
 logger = logging.getLogger("toolwire.toolsets")
@@ -66,11 +67,20 @@ class Toolset(ABC):
     label: str = ""
     """How conflicts and problems name this toolset (a prefix rule uses it as the prefix)."""
 
+    remote: bool = False
+    """Whether listing may wait on I/O (an MCP server): `CombinedToolset` lists such toolsets
+    concurrently, and the others one after the other, which costs far less per step."""
+
     _problems: list[str] | None = None
 
     @abstractmethod
     async def tools_for(self, ctx: ToolsetContext) -> Sequence[Tool]:
-        """The tools the next request offers, in order (the same objects while unchanged)."""
+        """The tools the next request offers, in order.
+
+        Hand back the same tool objects while a tool is unchanged (its compiled definitions
+        are cached on it), and best the same sequence while none changed: each step then
+        skips its work. Never change a sequence after handing it back.
+        """
         ...
 
     @property
@@ -126,10 +136,15 @@ class FunctionToolset(Toolset):
         self.tools: tuple[Tool, ...] = tuple(as_tool(t) for t in tools)
 
     async def tools_for(self, ctx: ToolsetContext) -> Sequence[Tool]:
-        return self.tools
+        return self.tools  # one tuple for ever: every step sees it unchanged
 
     def __repr__(self) -> str:
         return f"FunctionToolset({[t.name for t in self.tools]!r})"
+
+
+def same_tools(a: Sequence[Tool], b: Sequence[Tool]) -> bool:
+    """Whether two listings hold the very same tool objects, in the same order."""
+    return a is b or (len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True)))
 
 
 class WrapperToolset(Toolset):
@@ -142,6 +157,10 @@ class WrapperToolset(Toolset):
     def __init__(self, wrapped: Toolset) -> None:
         self.wrapped = wrapped
         self.label = wrapped.label
+
+    @property
+    def remote(self) -> bool:  # pyright: ignore[reportIncompatibleVariableOverride]
+        return self.wrapped.remote
 
     @property
     def problems(self) -> list[str]:
@@ -198,15 +217,19 @@ class _Renaming(WrapperToolset):
     def __init__(self, wrapped: Toolset) -> None:
         super().__init__(wrapped)
         self._made: dict[int, tuple[Tool, Tool]] = {}
+        self._last: tuple[Sequence[Tool], tuple[Tool, ...]] = ((), ())
 
     def new_name(self, name: str) -> str | None:
         """The tool's new name, or `None` to keep it as it is."""
         raise NotImplementedError
 
     async def tools_for(self, ctx: ToolsetContext) -> Sequence[Tool]:
+        listed = await self.wrapped.tools_for(ctx)
+        if same_tools(listed, self._last[0]):
+            return self._last[1]  # nothing changed: the same answer, at no cost per tool
         made: dict[int, tuple[Tool, Tool]] = {}
         out: list[Tool] = []
-        for tool in await self.wrapped.tools_for(ctx):
+        for tool in listed:
             name = self.new_name(tool.name)
             if name is None:
                 out.append(tool)
@@ -218,7 +241,8 @@ class _Renaming(WrapperToolset):
             made[key] = found
             out.append(found[1])
         self._made = made  # tools gone from the listing are let go
-        return out
+        self._last = (listed, tuple(out))
+        return self._last[1]
 
 
 class PrefixedToolset(_Renaming):

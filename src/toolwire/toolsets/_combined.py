@@ -21,14 +21,15 @@ from ._base import (
     ToolsetContext,
     ToolsetLike,
     WrapperToolset,
+    same_tools,
 )
 
 __all__ = [
     "CombinedToolset",
     "OnConflict",
+    "StepTools",
     "as_toolset",
     "run_toolset",
-    "step_tools",
 ]
 
 OnConflict: TypeAlias = Literal["first", "prefix", "error"]
@@ -40,7 +41,8 @@ _LABEL_CHARS = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
 class CombinedToolset(Toolset):
-    """Several toolsets as one, listed concurrently each step, in the order given.
+    """Several toolsets as one, listed each step (those that wait on servers concurrently) and
+    offered in the order given.
 
     A toolset that fails to list its tools (a server gone, say) is reported and offers nothing
     that step; the others' tools are still offered. A toolset listing one name twice keeps the
@@ -66,6 +68,11 @@ class CombinedToolset(Toolset):
         self.on_conflict: OnConflict = on_conflict
         self.label = label
         self._prefixed: dict[tuple[int, str], tuple[Tool, Tool]] = {}
+        self._last: tuple[list[Sequence[Tool]], list[str], tuple[Tool, ...]] = ([], [], ())
+
+    @property
+    def remote(self) -> bool:  # pyright: ignore[reportIncompatibleVariableOverride]
+        return any(t.remote for t in self.toolsets)
 
     def _labels(self) -> list[str]:
         labels: list[str] = []
@@ -90,15 +97,30 @@ class CombinedToolset(Toolset):
             except Exception as exc:
                 self.report(f"{labels[index]} could not list its tools: {exc}")
 
-        if len(self.toolsets) == 1:
-            await list_one(0)
-        else:
+        remote: list[int] = []
+        for index, toolset in enumerate(self.toolsets):
+            if toolset.remote:
+                remote.append(index)
+            else:
+                await list_one(index)
+        if len(remote) == 1:
+            await list_one(remote[0])
+        elif remote:
             async with anyio.create_task_group() as group:
-                for index in range(len(self.toolsets)):
+                for index in remote:
                     group.start_soon(list_one, index)
         if refused:
             raise refused[0]
-        return self._merge(labels, listings)
+        last_listings, last_labels, last_out = self._last
+        if (
+            labels == last_labels
+            and len(listings) == len(last_listings)
+            and all(map(same_tools, listings, last_listings))
+        ):
+            return last_out  # nothing changed: the same answer, at no cost per tool
+        out = tuple(self._merge(labels, listings))
+        self._last = (listings, labels, out)
+        return out
 
     def _merge(self, labels: list[str], listings: list[Sequence[Tool]]) -> list[Tool]:
         owner: dict[str, int] = {}
@@ -188,16 +210,21 @@ class _HookedToolset(WrapperToolset):
         super().__init__(wrapped)
         self.hooks = hooks
         self._made: dict[int, tuple[Tool, Tool]] = {}
+        self._last: tuple[Sequence[Tool], tuple[Tool, ...]] = ((), ())
 
     async def tools_for(self, ctx: ToolsetContext) -> Sequence[Tool]:
+        listed = await self.wrapped.tools_for(ctx)
+        if same_tools(listed, self._last[0]):
+            return self._last[1]
         made: dict[int, tuple[Tool, Tool]] = {}
-        for tool in await self.wrapped.tools_for(ctx):
+        for tool in listed:
             found = self._made.get(id(tool))
             if found is None or found[0] is not tool:
                 found = (tool, with_hooks(tool, self.hooks))
             made[id(tool)] = found
         self._made = made
-        return [hooked for _, hooked in made.values()]
+        self._last = (listed, tuple(hooked for _, hooked in made.values()))
+        return self._last[1]
 
 
 def run_toolset(tools: Sequence[ToolsetLike], hooks: Hooks | None) -> Toolset | None:
@@ -209,12 +236,30 @@ def run_toolset(tools: Sequence[ToolsetLike], hooks: Hooks | None) -> Toolset | 
     return _HookedToolset(toolset, hooks) if hooks is not None else toolset
 
 
-async def step_tools(toolset: Toolset, ctx: ToolsetContext) -> dict[str, Tool]:
-    """The tools of one step by name, as `toolset` offers them (a repeated name: the first)."""
-    out: dict[str, Tool] = {}
-    for tool in await toolset.tools_for(ctx):
-        if tool.name in out:
-            toolset.report(f"two tools are named {tool.name!r}; the first is kept")
-            continue
-        out[tool.name] = tool
-    return out
+class StepTools:
+    """A run's view of its toolset: the current step's tools, by name and in order.
+
+    Attributes:
+        toolset: The run's toolset.
+        by_name: The step's tools by name (a repeated name: the first, reported).
+        listed: The toolset's last answer, as it gave it.
+    """
+
+    def __init__(self, toolset: Toolset) -> None:
+        self.toolset = toolset
+        self.by_name: dict[str, Tool] = {}
+        self.listed: Sequence[Tool] = ()
+
+    async def refresh(self, ctx: ToolsetContext) -> bool:
+        """Ask the toolset for the step's tools; `True` when they differ from the last step's."""
+        listed = await self.toolset.tools_for(ctx)
+        if same_tools(listed, self.listed):
+            return False
+        by_name: dict[str, Tool] = {}
+        for tool in listed:
+            if tool.name in by_name:
+                self.toolset.report(f"two tools are named {tool.name!r}; the first is kept")
+                continue
+            by_name[tool.name] = tool
+        self.by_name, self.listed = by_name, listed
+        return True
