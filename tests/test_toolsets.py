@@ -7,16 +7,18 @@ from collections.abc import Sequence
 
 import pytest
 
-from toolwire import Agent, ToolRegistry, tool
+from toolwire import Agent, Hooks, ToolRegistry, tool
 from toolwire.errors import DuplicateToolError, ToolNameConflictError
 from toolwire.models.testing import FunctionModel, ScriptedModel
 from toolwire.tools import Tool
 from toolwire.toolsets import (
     CombinedToolset,
     FunctionToolset,
+    StepTools,
     Toolset,
     ToolsetContext,
     as_toolset,
+    run_toolset,
 )
 
 pytestmark = pytest.mark.anyio
@@ -207,8 +209,6 @@ async def test_prepare_sees_the_step_history_and_deps() -> None:
 
 
 async def test_hooks_wrap_toolset_tools_once() -> None:
-    from toolwire import Hooks
-
     calls: list[str] = []
     hooks = Hooks(before_execute=lambda inv: calls.append(inv.tool.name))
     model = ScriptedModel([("add", {"a": 1, "b": 1}), ("add", {"a": 2, "b": 2}), "ok"])
@@ -222,3 +222,19 @@ async def test_hooks_wrap_toolset_tools_once() -> None:
 async def test_duplicate_plain_tools_are_still_refused_when_the_agent_is_built() -> None:
     with pytest.raises(ValueError, match="two tools are named 'echo'"):
         Agent(ScriptedModel([]), tools=[echo, shout, ToolRegistry()])
+
+
+async def test_an_unchanged_step_reuses_the_last_steps_answer() -> None:
+    registry = ToolRegistry([add])
+    toolset = run_toolset([FunctionToolset([echo]).prefixed("p"), registry], Hooks())
+    assert toolset is not None
+    view = StepTools(toolset)
+    assert await view.refresh(ToolsetContext(step=1))
+    first = view.by_name
+    assert list(first) == ["p_echo", "add"]
+    assert not await view.refresh(ToolsetContext(step=2))
+    assert view.by_name is first
+    registry.add(echo)
+    assert await view.refresh(ToolsetContext(step=3))
+    assert list(view.by_name) == ["p_echo", "add", "echo"]
+    assert view.by_name["p_echo"] is first["p_echo"]
