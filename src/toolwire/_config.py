@@ -25,7 +25,8 @@ from .middleware import Hooks, with_hooks
 from .models.base import Model, ModelSettings, OutputMode, ToolCall, ToolChoice
 from .native import NativeTool
 from .tool_search import ToolSearch
-from .tools import Tool, ToolLike, as_tool
+from .tools import Tool, as_tool
+from .toolsets import Toolset, ToolsetLike
 from .usage import RunLimits
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class RunOptions(TypedDict, total=False):
 
     name: str
     instructions: str | None
-    tools: Sequence[ToolLike]
+    tools: Sequence[ToolsetLike]
     max_iterations: int
     max_tokens: int | None
     max_cost: Decimal | float | None
@@ -89,7 +90,9 @@ class RunConfig:
     Attributes:
         name: A label for traces and logs.
         instructions: The system prompt, added when the history has none.
-        tools: Tools, typed functions or definition dicts.
+        tools: Tools, typed functions, definition dicts and toolsets (a `Toolset`, a
+            `ToolRegistry`, an `McpClient`, ...); with a toolset among them the run asks it
+            for its tools at every step (see `toolwire.toolsets`).
         max_iterations: Model requests per run, at most.
         max_tokens: Tokens per run, at most.
         max_cost: US dollars per run, at most (needs known prices).
@@ -130,7 +133,7 @@ class RunConfig:
 
     name: str = "agent"
     instructions: str | None = None
-    tools: Sequence[ToolLike] = ()
+    tools: Sequence[ToolsetLike] = ()
     max_iterations: int = 8
     max_tokens: int | None = None
     max_cost: Decimal | float | None = None
@@ -228,7 +231,8 @@ class LoopConfig:
     Attributes:
         model: The model asked.
         options: The run's configuration, as the caller gave it.
-        tools: The tools by name, each wrapped with the configured hooks.
+        tools: The tools by name, each wrapped with the configured hooks (the plain tools
+            only, when `toolset` is set).
         settings: `options.settings` as `ModelSettings`.
         limits: `options.limits`.
         deps: This run's deps (the configured ones unless the run overrides them).
@@ -240,6 +244,8 @@ class LoopConfig:
             tracing span; set by the tracer for traced runs.
         tracer: Wraps the run in tracing; `None` when tracing is off.
         delegates: The run can hand over to or call other agents (handoffs, agent tools).
+        toolset: Asked for the tools of every step (plain tools included, hooks applied);
+            `None` when the tools are fixed (`tools` then holds them all).
     """
 
     model: Model
@@ -255,19 +261,22 @@ class LoopConfig:
     trace_tool: ToolTracer | None = None
     tracer: RunTracer | None = None
     delegates: bool = False
+    toolset: Toolset | None = None
 
 
-def native_specs(tools: Sequence[ToolLike]) -> list[NativeTool]:
+def native_specs(tools: Sequence[ToolsetLike]) -> list[NativeTool]:
     """The provider-side tools among a run's tools (sent with every request, never run here)."""
     return [t for t in tools if isinstance(t, NativeTool)]
 
 
-def build_tools(tools: Sequence[ToolLike], hooks: Hooks | None) -> dict[str, Tool]:
+def build_tools(tools: Sequence[ToolsetLike], hooks: Hooks | None) -> dict[str, Tool]:
     """Tools by name, each wrapped with the run's hooks; duplicate names are refused."""
     out: dict[str, Tool] = {}
     for item in tools:
-        if isinstance(item, NativeTool):
-            continue  # run by the provider: `native_specs` keeps them for every request
+        if isinstance(item, NativeTool | Toolset):
+            # Natives are run by the provider (`native_specs` keeps them for every request);
+            # toolsets are asked each step (`LoopConfig.toolset`).
+            continue
         resolved = as_tool(item)
         if resolved.name in out:
             raise ValueError(f"two tools are named {resolved.name!r}")

@@ -97,6 +97,8 @@ class _State(Protocol):
     iterations: int
     node: RunNode | None
 
+    def use_tools(self, config: LoopConfig) -> None: ...
+
 
 class DelegatingTool(ToolWrapper):
     """Marks a tool that runs an agent (`Agent.as_tool` builds one): under a durable backend
@@ -270,7 +272,6 @@ class RunNode:
             limits=current_config.limits,
         )
         options = config.options
-        state.config = config
         state.tool_choice = options.tool_choice
         state.model_label = f"{model.provider} ({type(model).__name__})"
         state.output = (
@@ -278,10 +279,7 @@ class RunNode:
             if options.output_type is not None
             else None
         )
-        state.request_tools = list(config.tools.values())
-        if state.output is not None:
-            state.request_tools += state.output.tools()
-        state.request_natives = list(config.native_tools)
+        state.use_tools(config)  # its tools, toolset, tool search and output budget
         self.handoffs = _handoffs_of(config)
         self.path.append(options.name)
         self.switches.append((len(state.priced), options.name))

@@ -66,6 +66,7 @@ from .results import TextPart, error_result
 from .tokens import RequestSizer
 from .tool_search import start_search
 from .tools import Tool, ToolContext
+from .toolsets import StepTools, ToolsetContext
 from .usage import estimate_cost
 
 __all__ = ["run"]
@@ -114,17 +115,7 @@ class _Run:
                 options.output_type, options.output_mode, options.output_retries, config.model
             )
         self.run_id = uuid.uuid4().hex[:16]  # ties this run's log records together
-        # The same in every request of the run: built once (requests share them, unchanged).
-        self.request_tools: list[Tool] = list(config.tools.values())
-        if self.output is not None:
-            self.request_tools += self.output.tools()
-        self.request_natives: list[Any] = list(config.native_tools)
-        # Cuts each tool result to its budget before it enters the history (see budgets.py).
-        self.budget = OutputBudget.coerce(options.output_budget)
-        # Deferred tools and the search for them (None: nothing is deferred, nothing changes).
-        self.search = start_search(config.options.tool_search, config.model, config.tools)
-        if self.search is not None:
-            self.config = dataclasses.replace(config, tools=self.search.tools)
+        self.use_tools(config)
         self.sizer = RequestSizer()  # the definitions-vs-messages estimate on each usage
         # An unobserved run builds no events at all (most runs: no subscriber, not streamed).
         self.observed = bool(config.subscribers) or config.stream_sink is not None
@@ -198,6 +189,8 @@ class _Run:
                 self.messages.append(missing_result(call, "no result was recorded for this call"))
             self.open_calls = []
         self.iterations += 1
+        if config.toolset is not None:
+            await self.step_tools()
         if self.observed:
             await self.emit(ModelRequestEvent(self.iterations, len(self.messages)))
         choice = self.tool_choice
@@ -230,6 +223,43 @@ class _Run:
         if self.observed:
             await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
+
+    def use_tools(self, config: LoopConfig) -> None:
+        """The run's tools from `config` (at the start, and after a handoff): fixed ones, built
+        once and shared by every request, or a toolset asked each step (`step_tools`); the
+        deferred ones searched for (`tool_search`), each result held to its budget."""
+        options = config.options
+        # Deferred tools and the search for them (None: nothing is deferred, nothing changes).
+        self.search = start_search(
+            options.tool_search, config.model, config.tools, toolset=config.toolset is not None
+        )
+        if self.search is not None:
+            config = dataclasses.replace(config, tools=self.search.tools)
+        self.config = config
+        self.tools: Mapping[str, Tool] = config.tools
+        self.toolset = StepTools(config.toolset) if config.toolset is not None else None
+        self.request_tools: list[Tool] = list(config.tools.values())
+        if self.output is not None:
+            self.request_tools += self.output.tools()
+        self.request_natives: list[Any] = list(config.native_tools)
+        # Cuts each tool result to its budget before it enters the history (see budgets.py).
+        self.budget = OutputBudget.coerce(options.output_budget)
+
+    async def step_tools(self) -> None:
+        """The step's tools: the one place a run with a toolset decides which tools the next
+        request offers (and which a call of this step may reach); deferral filters that list
+        in `ask`."""
+        toolset = self.toolset
+        assert toolset is not None
+        ctx = ToolsetContext(
+            step=self.iterations, messages=self.messages, deps=self.config.deps, run_id=self.run_id
+        )
+        if await toolset.refresh(ctx):  # unchanged: the last step's lists stand as they are
+            tools = toolset.by_name
+            self.tools = tools if self.search is None else self.search.offer(tools)
+            self.request_tools = list(tools.values())
+            if self.output is not None:
+                self.request_tools += self.output.tools()
 
     def _request(
         self,
@@ -345,7 +375,7 @@ class _Run:
                 request = ComputerCall.from_block(computer[call.id])
                 pending.append(PendingCall(ToolCall.from_block(call), "computer", request))
                 continue
-            tool = self.config.tools.get(call.name)
+            tool = self.tools.get(call.name)
             if tool is None:
                 continue
             if not tool.executable:
@@ -420,7 +450,7 @@ class _Run:
         gates: dict[int, tuple[Turnstile, int]] = {}
         if self.config.backend is not None:
             # Only calls of known tools reach the backend; the gate orders exactly those.
-            known = [i for i in todo if calls[i].name in self.config.tools]
+            known = [i for i in todo if calls[i].name in self.tools]
             gate = Turnstile(len(known))
             gates = {i: (gate, position) for position, i in enumerate(known)}
 
@@ -431,7 +461,7 @@ class _Run:
         # Consecutive calls run together; a sequential tool runs alone, in its turn.
         batch: list[int] = []
         for i in todo:
-            tool = self.config.tools.get(calls[i].name)
+            tool = self.tools.get(calls[i].name)
             if tool is not None and tool.sequential:
                 await self._gather(one, batch)
                 batch = []
@@ -458,14 +488,14 @@ class _Run:
         if self.observed:
             await self.emit(FunctionCallStarted(call.id, call.name, call.arguments, iteration))
         tool_call = ToolCall(call.id, call.name, call.arguments)
-        tool = config.tools.get(call.name)
+        tool = self.tools.get(call.name)
         if self.search is not None:  # a deferred tool not found yet answers with an error
             tool = self.search.gate(call.name, tool, self.messages)
         error: BaseException | None = None
         # Chosen here rather than tested inside: an untraced call pays no extra frame.
         call_tool = self._run_tool if config.trace_tool is None else self._traced_call
         if tool is None:
-            names = ", ".join(sorted(config.tools)) or "none"
+            names = ", ".join(sorted(self.tools)) or "none"
             message = ToolResultMessage(
                 call_id=call.id,
                 name=call.name,
@@ -604,7 +634,7 @@ class _Run:
         decided: dict[str, ToolResultMessage] = {}
         undecided: list[str] = []
         for call in calls:
-            tool = self.config.tools.get(call.name)
+            tool = self.tools.get(call.name)
             verdict = approvals.get(call.id)
             if call.id in results:
                 given = ToolCall(call.id, call.name, call.arguments).result(results[call.id])
@@ -749,6 +779,8 @@ async def _run_state(
             # kept alive for as long as the run, for the garbage collector to walk).
             deadline = state.deadline
             with _NO_SCOPE if deadline is None else anyio.CancelScope(deadline=deadline) as scope:
+                if resuming and config.toolset is not None:
+                    await state.step_tools()  # the paused turn's calls reach today's tools
                 await state.resume_turn(approvals, results)
                 if prompt is not None:
                     state.messages.append(UserMessage.of(prompt))

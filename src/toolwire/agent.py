@@ -29,6 +29,7 @@ from .messages import Message
 from .models._matrix import split_client_run
 from .models.base import Model, ModelSettings, StreamEvent
 from .models.profiles import profile_of
+from .toolsets import run_toolset
 from .ui._asgi import ASGIApp
 from .ui.vercel_ai import VercelAiApp
 
@@ -90,11 +91,13 @@ class Agent:
             profile_of(self.model), native_specs(self._config.tools)
         )
         handoffs = [transfer_tool(as_handoff(h)) for h in self._config.handoffs]
-        self.tools = build_tools([*self._config.tools, *client_run, *handoffs], self._config.hooks)
+        given = [*self._config.tools, *client_run, *handoffs]
+        built = build_tools(given, self._config.hooks)
         budget = OutputBudget.coerce(self._config.output_budget)
-        self.tools = with_read_result(
-            self.tools, budget, self.model.provider, self.model.model_name
-        )
+        self.tools = with_read_result(built, budget, self.model.provider, self.model.model_name)
+        # `read_result` joins a toolset's steps like the tools given with it.
+        added = [t for name, t in self.tools.items() if name not in built]
+        self.toolset = run_toolset([*given, *added], self._config.hooks)
         self._delegates = bool(handoffs) or any(runs_agent(t) for t in self.tools.values())
         self._settings = ModelSettings.coerce(self._config.settings)
         self._limits = self._config.limits
@@ -157,6 +160,7 @@ class Agent:
             # Read per run, so `telemetry.instrument()` applies to agents built before it.
             tracer=telemetry.active(),
             delegates=self._delegates,
+            toolset=self.toolset,
         )
 
     def as_tool(

@@ -13,6 +13,7 @@ ToolwireError                     base of everything below
 ├── RetryableError                a transient failure worth another attempt (carries retry_after)
 ├── UnknownToolError              no tool by that name (also a LookupError)
 ├── DuplicateToolError            a registry already holds that name (also a ValueError)
+│   └── ToolNameConflictError     ...two toolsets offer one name and the caller said refuse
 ├── ToolNameError                 a name providers reject (also a ValueError)
 ├── SchemaError                   a JSON Schema toolwire cannot use (also a ValueError)
 ├── UnsupportedError              a provider or dialect cannot do what was asked
@@ -74,6 +75,7 @@ __all__ = [
     "SchemaError",
     "ToolArgumentsError",
     "ToolError",
+    "ToolNameConflictError",
     "ToolNameError",
     "ToolTimeoutError",
     "ToolwireError",
@@ -254,6 +256,23 @@ class DuplicateToolError(ToolwireError, ValueError):
     def __init__(self, name: str) -> None:
         self.name = name
         super().__init__(f"A tool named {name!r} is already registered.")
+
+
+class ToolNameConflictError(DuplicateToolError):
+    """Two toolsets of a `CombinedToolset(on_conflict="error")` offer the same tool name.
+
+    Attributes:
+        name: The name offered twice.
+        sources: The labels of the toolsets that offer it, in order.
+    """
+
+    def __init__(self, name: str, sources: Sequence[str]) -> None:
+        self.sources = tuple(sources)
+        super().__init__(name)
+        self.args = (
+            f"Tool name {name!r} is offered by " + " and ".join(self.sources) + "; rename or "
+            "prefix one of them, or combine them with on_conflict='first' or 'prefix'.",
+        )
 
 
 class ToolNameError(ToolwireError, ValueError):

@@ -1,14 +1,15 @@
-"""`ToolRegistry`: a thread-safe set of tools keyed by name."""
+"""`ToolRegistry`: a thread-safe set of tools keyed by name, and a toolset."""
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .errors import DuplicateToolError, ToolNameError, UnknownToolError
 from .tools import DefinitionDialect, Tool, ToolDefinition, ToolLike, as_tool
+from .toolsets import Toolset, ToolsetContext
 
 __all__ = ["TOOL_NAME_PATTERN", "ToolRegistry", "check_tool_name"]
 
@@ -32,15 +33,19 @@ def check_tool_name(name: str) -> None:
     raise ToolNameError(f"Tool name {name!r} is rejected by providers: {reason}.")
 
 
-class ToolRegistry:
+class ToolRegistry(Toolset):
     """Tools by name, safe to share between threads.
 
     Anything `as_tool` accepts can be added: a `Tool`, a typed function or a definition dict.
+    A registry is a toolset: an agent given one offers, at each step, the tools registered then.
     """
+
+    label = "registry"
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any] | Mapping[str, Any]] = ()) -> None:
         self._lock = threading.RLock()
         self._tools: dict[str, Tool] = {}
+        self._snapshot: tuple[Tool, ...] | None = None  # for `tools_for`, until a change
         for item in tools:
             self.add(item)
 
@@ -57,6 +62,7 @@ class ToolRegistry:
             if resolved.name in self._tools:
                 raise DuplicateToolError(resolved.name)
             self._tools[resolved.name] = resolved
+            self._snapshot = None
         return resolved
 
     def get(self, name: str) -> Tool:
@@ -76,6 +82,7 @@ class ToolRegistry:
         with self._lock:
             if name not in self._tools:
                 raise UnknownToolError(name, list(self._tools))
+            self._snapshot = None
             return self._tools.pop(name)
 
     def list(self) -> list[str]:
@@ -87,6 +94,13 @@ class ToolRegistry:
         """The registered tools, sorted by name."""
         with self._lock:
             return [self._tools[n] for n in sorted(self._tools)]
+
+    async def tools_for(self, ctx: ToolsetContext) -> Sequence[Tool]:
+        """The tools registered now, sorted by name (the same tuple until one is added or removed)."""
+        with self._lock:
+            if self._snapshot is None:
+                self._snapshot = tuple(self._tools[n] for n in sorted(self._tools))
+            return self._snapshot
 
     def definitions(self, dialect: DefinitionDialect = "openai") -> list[ToolDefinition]:
         """Every tool's provider-ready definition, sorted by name."""

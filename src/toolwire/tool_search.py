@@ -532,6 +532,12 @@ class SearchRun:
         self._sent = [t.name for t in sent]
         return sent, natives
 
+    def offer(self, tools: Mapping[str, Tool]) -> dict[str, Tool]:
+        """A toolset's tools for the step: the candidates for deferral from now on, returned with
+        the search tool among them for calls to reach (a toolset's own tool of its name wins)."""
+        self.candidates = frozenset(tools)
+        return {self.search.name: self.tool, **tools}
+
     def gate(self, name: str, found: Tool | None, messages: Sequence[Message]) -> Tool | None:
         """The tool a call of `name` runs: `found`, or an error answer for a deferred tool the
         model has not found yet (local search; a provider's own search guards its calls)."""
@@ -586,21 +592,23 @@ class SearchRun:
 
 
 def start_search(
-    search: ToolSearch | None, model: object, tools: Mapping[str, Tool]
+    search: ToolSearch | None, model: object, tools: Mapping[str, Tool], *, toolset: bool = False
 ) -> SearchRun | None:
     """A run's tool search, or `None` when nothing can be deferred (the run is unchanged).
 
     `SearchRun.tools` is the run's tools with the search tool among them, for the loop to run it
-    like any other.
+    like any other. A run with a toolset (`toolset=True`) always gets one: which of its tools are
+    deferred shows only in each step's list (`SearchRun.offer`).
 
     Raises:
         ValueError: a tool of the run already has the search tool's name.
     """
+    marked = toolset or any(is_deferred(t) for t in tools.values())
     if search is None:
-        if not any(is_deferred(t) for t in tools.values()):
+        if not marked:
             return None
         search = ToolSearch()
-    elif search.defer == "marked" and not any(is_deferred(t) for t in tools.values()):
+    elif search.defer == "marked" and not marked:
         return None
     if search.name in tools:
         raise ValueError(

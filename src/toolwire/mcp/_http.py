@@ -20,7 +20,6 @@ import itertools
 import logging
 import typing
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -45,7 +44,9 @@ from ._http_wire import (
     PROTOCOL_VERSION,
     SESSION_HEADER,
     VERSION_HEADER,
+    Listening,
     Lost,
+    Resume,
     RetryLater,
     SessionGone,
     dumps,
@@ -83,6 +84,14 @@ _RETRY_AFTER_LIMIT = 30.0
 _MAX_RETRY_AFTERS = 3
 """How many `Retry-After` answers one request waits out before giving up."""
 
+_WATCH_RETRIES = 6
+_WATCH_DELAY = 0.5
+"""A change stream that fails to open is tried again this many times in a row, after this many
+seconds, doubling (about 30 s in all), before the client stops watching; one that opened and
+ended is reopened at once."""
+
+_TOOLS_CHANGED = "notifications/tools/list_changed"
+
 _GET_CONFLICT_RETRIES = 5
 _GET_CONFLICT_DELAY = 0.02
 """A GET stream refused with 409 (the session's previous one not yet gone on the server) is
@@ -106,8 +115,14 @@ class HttpSession:
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         elicit: elicitation.ElicitationHandler | None = None,
         sampler: sampling.Sampler | None = None,
+        on_notification: Callable[[str, Any], None] | None = None,
     ) -> None:
         self.url = url
+        self._on_notification = on_notification
+        # Set while `watch` holds a change stream open. The GET stream answers the server's
+        # requests too, so a call then opens no stream of its own.
+        self.watching = False
+        self._closed = False
         self._elicit = elicit
         self._sampler = sampler
         self.max_answer_bytes = max_answer_bytes
@@ -141,7 +156,7 @@ class HttpSession:
         # Per tool, the arguments a 2026-07-28 server wants mirrored as `Mcp-Param-*` headers.
         self._param_headers: dict[str, dict[tuple[str, ...], str]] = {}
         # The session's GET stream while calls that rely on it are in flight (`_send_listening`).
-        self._listening: _Listening | None = None
+        self._listening: Listening | None = None
 
     @property
     def modern(self) -> bool:
@@ -271,6 +286,7 @@ class HttpSession:
 
     async def close(self) -> None:
         """End the session (HTTP DELETE) and release the HTTP client if we made it."""
+        self._closed = True
         try:
             if self.session_id is not None:
                 # A server that is gone already has no session left to end.
@@ -318,7 +334,7 @@ class HttpSession:
                 on_send(request_id)
             try:
                 answers = self._elicit is not None or self._sampler is not None
-                if answers and method == "tools/call" and self.session_id:
+                if answers and method == "tools/call" and self.session_id and not self.watching:
                     return await self._send_listening(request_id, method, params)
                 return await self._send(request_id, method, params)
             except SessionGone:
@@ -448,7 +464,7 @@ class HttpSession:
         if params is not None:
             body["params"] = params
         carried_session = self.session_id is not None
-        resume = _Resume()
+        resume = Resume()
         try:
             async with self._client.stream(
                 "POST", self.url, content=dumps(body), headers=headers, **self._auth
@@ -476,7 +492,7 @@ class HttpSession:
         return await self._resume(request_id, resume)
 
     async def _read_answer(
-        self, response: httpx2.Response, request_id: int, carried_session: bool, resume: _Resume
+        self, response: httpx2.Response, request_id: int, carried_session: bool, resume: Resume
     ) -> Any:
         status = response.status_code
         if status >= 400:
@@ -501,9 +517,7 @@ class HttpSession:
             return await self._read_stream(response, request_id, resume)
         raise McpProtocolError(f"the server answered with content type {content_type!r}")
 
-    async def _read_stream(
-        self, response: httpx2.Response, request_id: int, resume: _Resume
-    ) -> Any:
+    async def _read_stream(self, response: httpx2.Response, request_id: int, resume: Resume) -> Any:
         async for event in self._events(response):
             if event.id is not None:
                 resume.last_event_id = event.id
@@ -518,12 +532,14 @@ class HttpSession:
             if "method" in message:
                 if "id" in message:
                     await self._serve_request(message)
-                continue  # notifications (progress, logs) carry nothing a tool result needs
+                else:
+                    self.notified(message)  # a tool list change, say; progress and logs pass
+                continue
             if message.get("id") == request_id:
                 return result_of(message, request_id)
         return _MISSING
 
-    async def _resume(self, request_id: int, resume: _Resume) -> Any:
+    async def _resume(self, request_id: int, resume: Resume) -> Any:
         """Reopen an answer stream that ended early, honouring the server's `retry` delay."""
         if resume.last_event_id is None:
             raise Lost("the server closed the answer stream before answering", delivered=True)
@@ -573,7 +589,7 @@ class HttpSession:
                 return await self._send(request_id, method, params)
             finally:
                 shared.done()
-        shared = self._listening = _Listening()
+        shared = self._listening = Listening()
         failure: BaseException | None = None
         result: Any = None
         try:
@@ -620,15 +636,113 @@ class HttpSession:
                     if got.status_code != 200 or not kind.startswith("text/event-stream"):
                         return  # e.g. 405: this server keeps no such stream
                     async for event in self._events(got):
-                        message: Any = loads(event.data) if event.data else None
-                        if isinstance(message, dict) and "method" in message and "id" in message:
-                            await self._serve_request(typing.cast(dict[str, Any], message))
+                        await self._take_event(event)
                     return
         except (httpx2.HTTPError, McpError, OAuthFlowError, ValidationError):
             pass  # the call itself goes on; it only cannot be asked anything
         finally:
             if not started:
                 task_status.started()
+
+    def notified(self, message: dict[str, Any]) -> None:
+        """Hand a notification of the server's to the client's callback; never raises."""
+        method = message.get("method")
+        if self._on_notification is None or not isinstance(method, str):
+            return
+        try:
+            self._on_notification(method, message.get("params"))
+        except Exception:  # the callback's failure must not end the stream it came on
+            logger.exception("MCP notification handler failed on %s", method)
+
+    async def _take_event(self, event: ServerSentEvent) -> None:
+        """One event of a stream the server opened: its requests answered, notifications passed."""
+        message: Any = loads(event.data) if event.data else None
+        if isinstance(message, dict) and "method" in message:
+            message = typing.cast(dict[str, Any], message)
+            if "id" in message:
+                await self._serve_request(message)
+            else:
+                self.notified(message)
+
+    # --- following changes ------------------------------------------------------------------
+
+    def announces_tool_changes(self) -> bool:
+        """Whether the server said it announces changes of its tool list."""
+        tools: Any = self.capabilities.get("tools")
+        return isinstance(tools, dict) and bool(
+            typing.cast(dict[str, Any], tools).get("listChanged")
+        )
+
+    async def watch(self) -> None:
+        """Follow the server's tool list changes until cancelled, reopening the stream.
+
+        2026-07-28: a `subscriptions/listen` request for them, whose answer stream carries them.
+        Handshake era: the session's GET stream (which also carries the server's requests).
+        Returns at once when the server announces no changes, and when it has no such stream
+        (405) or it failed to open too often. A change made before a stream opened was not
+        sent on it, so each opening counts as a change.
+        """
+        if not self.announces_tool_changes():
+            return
+        failures = 0
+        while not self._closed and failures <= _WATCH_RETRIES:
+            try:
+                outcome = await (self._listen_modern() if self.modern else self._listen_legacy())
+            except (httpx2.HTTPError, McpError, OAuthFlowError, ValidationError) as exc:
+                logger.debug("MCP change stream at %s failed: %s", self.url, exc)
+                outcome = "failed"
+            if outcome == "unsupported":
+                return
+            if outcome == "opened":
+                failures = 0
+                continue
+            failures += 1
+            await anyio.sleep(_WATCH_DELAY * 2 ** (failures - 1))
+
+    async def _listen_legacy(self) -> str:
+        headers = self._headers()
+        headers["accept"] = "text/event-stream"
+        headers.pop("content-type", None)
+        async with self._client.stream("GET", self.url, headers=headers, **self._auth) as got:
+            if got.status_code == 405:
+                return "unsupported"
+            kind = got.headers.get("content-type", "").lower()
+            if got.status_code != 200 or not kind.startswith("text/event-stream"):
+                await read_prefix(got, _MAX_ERROR_BYTES)
+                return "failed"
+            await self._watched(got)
+        return "opened"
+
+    async def _listen_modern(self) -> str:
+        request_id = next(self._ids)
+        headers = self._headers()
+        params = self._stamp(
+            "subscriptions/listen", {"notifications": {"toolsListChanged": True}}, headers
+        )
+        body = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "subscriptions/listen",
+            "params": params,
+        }
+        async with self._client.stream(
+            "POST", self.url, content=dumps(body), headers=headers, **self._auth
+        ) as got:
+            kind = got.headers.get("content-type", "").lower()
+            if got.status_code != 200 or not kind.startswith("text/event-stream"):
+                await read_prefix(got, _MAX_ERROR_BYTES)  # refused (e.g. a JSON error)
+                return "failed"
+            await self._watched(got)
+        return "opened"
+
+    async def _watched(self, stream: httpx2.Response) -> None:
+        self.watching = True
+        self.notified({"method": _TOOLS_CHANGED})
+        try:
+            async for event in self._events(stream):
+                await self._take_event(event)
+        finally:
+            self.watching = False
 
     async def _serve_request(self, message: dict[str, Any]) -> None:
         """`_answer_server_request`, in its MCP server span when traced."""
@@ -657,27 +771,6 @@ class HttpSession:
             max_event_bytes=self.max_answer_bytes,
             limit_name="max_answer_bytes",
         )
-
-
-class _Listening:
-    """The calls in flight sharing the session's GET stream: `ready` is set once the stream is
-    open (or refused), `drained` when no call is in flight any more."""
-
-    def __init__(self) -> None:
-        self.calls = 1
-        self.ready = anyio.Event()
-        self.drained = anyio.Event()
-
-    def done(self) -> None:
-        self.calls -= 1
-        if self.calls == 0:
-            self.drained.set()
-
-
-@dataclass(slots=True)
-class _Resume:
-    last_event_id: str | None = None
-    retry_ms: int | None = None
 
 
 _MISSING: Any = object()

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import typing
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx2
 
 from .._sse import describe_size
@@ -24,7 +26,9 @@ __all__ = [
     "PROTOCOL_VERSION",
     "SESSION_HEADER",
     "VERSION_HEADER",
+    "Listening",
     "Lost",
+    "Resume",
     "RetryLater",
     "SessionGone",
     "dumps",
@@ -257,3 +261,26 @@ async def reply_to_server(
         return {"jsonrpc": "2.0", "id": message["id"], "result": result}
     error = {"code": -32601, "message": f"Method not found: {message.get('method')}"}
     return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+
+
+class Listening:
+    """The calls in flight sharing the session's GET stream: `ready` is set once the stream is
+    open (or refused), `drained` when no call is in flight any more."""
+
+    def __init__(self) -> None:
+        self.calls = 1
+        self.ready = anyio.Event()
+        self.drained = anyio.Event()
+
+    def done(self) -> None:
+        self.calls -= 1
+        if self.calls == 0:
+            self.drained.set()
+
+
+@dataclass(slots=True)
+class Resume:
+    """Where an answer stream that ended early resumes, and after how long."""
+
+    last_event_id: str | None = None
+    retry_ms: int | None = None

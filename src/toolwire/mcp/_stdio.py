@@ -4,13 +4,15 @@ stdio transport is sound, and a pipe has none of the failures HTTP recovery is a
 from __future__ import annotations
 
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack, suppress
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp_types
 import pydantic
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.shared.exceptions import MCPError
 
 from mcp import Client, StdioServerParameters
@@ -96,6 +98,9 @@ class StdioTransport:
             sampling_capabilities=None
             if options.sampler is None
             else mcp_types.SamplingCapability(tools=mcp_types.SamplingToolsCapability()),
+            message_handler=None
+            if options.on_notification is None
+            else _notification_handler(options.on_notification),
         )
         self._stack = AsyncExitStack()
         try:
@@ -188,6 +193,19 @@ class StdioTransport:
     async def close(self) -> None:
         self._client = None
         await self._stack.aclose()
+
+
+def _notification_handler(callback: Callable[[str, Any], None]) -> MessageHandlerFnT:
+    """The SDK's message handler passing each server notification on to `callback`."""
+
+    async def handle(message: IncomingMessage) -> None:
+        if not isinstance(message, Exception):
+            params: Any = getattr(message, "params", None)
+            dumped = params.model_dump(mode="json", by_alias=True) if params is not None else None
+            callback(message.method, dumped)
+        await anyio.lowlevel.checkpoint()
+
+    return handle
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:

@@ -9,7 +9,7 @@ methods; nothing in the client changes.
 from __future__ import annotations
 
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -41,6 +41,8 @@ class McpClientOptions:
         timeout: Seconds the connection (handshake) may take; `None` waits forever.
         elicitation: Answers the server's requests for input, or `None` to decline them.
         sampler: Answers the server's requests for a completion, or `None` to refuse them.
+        on_notification: Called with the method and params of each notification the server
+            sends (e.g. `notifications/tools/list_changed`); must not block.
     """
 
     name: str
@@ -48,6 +50,7 @@ class McpClientOptions:
     timeout: float | None = None
     elicitation: ElicitationHandler | None = None
     sampler: Sampler | None = None
+    on_notification: Callable[[str, Any], None] | None = None
 
 
 @runtime_checkable
@@ -200,6 +203,7 @@ class HttpTransport:
             max_answer_bytes=self.max_answer_bytes,
             elicit=options.elicitation,
             sampler=options.sampler,
+            on_notification=options.on_notification,
         )
         self._session = session
         # Questions come as server requests in the handshake era and as `input_required`
@@ -229,6 +233,16 @@ class HttpTransport:
                     f"The MCP server at {session.url} does not speak MCP {MODERN_VERSION}."
                 )
         await session.initialize()
+
+    @property
+    def watching(self) -> bool:
+        """Whether a stream for the server's tool list changes is open now."""
+        return self._session is not None and self._session.watching
+
+    async def watch(self) -> None:
+        """Follow the server's tool list changes until cancelled (see `HttpSession.watch`)."""
+        if self._session is not None:
+            await self._session.watch()
 
     def remember_tools(self, schemas: Mapping[str, Any]) -> None:
         if self._session is not None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import typing
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, Self, TypeAlias
 
@@ -20,6 +22,7 @@ from ..middleware import ToolWrapper
 from ..models.base import Model
 from ..results import ToolResult, error_result
 from ..tools import Tool, tool
+from ..toolsets import Toolset, ToolsetContext
 from ._asgi import AsgiTransport
 from ._content import (
     McpConnectionError,
@@ -51,8 +54,12 @@ _MAX_PAGES = 1000
 
 _DEFAULTS: dict[str, Any] = {"protocol": "auto", "max_answer_bytes": DEFAULT_MAX_ANSWER_BYTES}
 
+_TOOLS_CHANGED = "notifications/tools/list_changed"
 
-class McpClient:
+logger = logging.getLogger("toolwire.mcp")
+
+
+class McpClient(Toolset):
     """A connection to one MCP server, whose tools become ordinary toolwire tools.
 
     Use it as an async context manager (or call `connect()` and `close()`):
@@ -65,6 +72,14 @@ class McpClient:
     once; a 429 or 503 with a short `Retry-After` is waited out and repeated; when the
     connection drops during a call, it repeats the call only for read-only or idempotent tools
     and otherwise answers with an error result saying the call may or may not have run.
+
+    A client is a toolset: `Agent(model, tools=[client])` offers the server's tools at every
+    step, listed once and again only after the server says they changed
+    (`notifications/tools/list_changed`, on any stream it sends them on). Used as `async with`,
+    the client also keeps a change stream open when the server announces changes: the GET
+    stream in the handshake era, a `subscriptions/listen` request with MCP 2026-07-28 (see
+    `watch_tools`). A listed tool with no name, or a second tool by one name, is left out and
+    reported (`problems`), not allowed to hide the others.
 
     Args:
         server: What to connect to: a Streamable HTTP URL; `StdioServerParameters` to run the
@@ -95,6 +110,9 @@ class McpClient:
             model: a `Sampler` (the model, an approval callback, limits; see
             `toolwire.mcp.sampling`) or a bare `Model`, which answers every request. Without
             it the capability is not declared and such requests get an error.
+        follow_changes: Used as `async with`, keep a stream open for the server's tool list
+            changes when it announces them (see `watch_tools`). `False` opens none; changes
+            announced on other answers are still honoured.
 
     The HTTP options (`auth_token` to `max_answer_bytes`) apply to a URL or an ASGI app; with
     stdio parameters or a transport of your own they raise `ValueError` (give them to the
@@ -102,6 +120,8 @@ class McpClient:
 
     Attributes:
         transport: The `McpTransport` that carries the requests.
+        tools_version: How many tool list changes the client has learnt of: announced by the
+            server, or possibly missed (each opening of a change stream counts as one).
     """
 
     def __init__(
@@ -119,10 +139,12 @@ class McpClient:
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         elicitation: ElicitationHandler | None = None,
         sampling: Sampler | Model | None = None,
+        follow_changes: bool = True,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.server = server
+        self.follow_changes = follow_changes
         self.timeout = timeout
         self.client_name = client_name
         self.protocol: Era = protocol
@@ -134,6 +156,18 @@ class McpClient:
             else sampling
         )
         self._connected = False
+        self.remote = True
+        self.label = _label_of(server)
+        self.tools_version = 0
+        self._stale = True
+        self._listed: list[McpToolSpec] = []
+        # Per (prefix, approval): the listing the tools were made from, and the tools.
+        self._made: dict[
+            tuple[str | None, bool],
+            tuple[list[McpToolSpec], dict[str, McpTool], tuple[McpTool, ...]],
+        ] = {}
+        self._list_lock = anyio.Lock()
+        self._watch: tuple[AsyncExitStack, anyio.CancelScope] | None = None
         self._specs: dict[str, McpToolSpec] = {}
         self._output_checks: dict[str, SchemaValidator | None] = {}
         http: dict[str, Any] = {
@@ -190,7 +224,9 @@ class McpClient:
             timeout=self.timeout,
             elicitation=self.elicitation,
             sampler=self.sampling,
+            on_notification=self._notified,
         )
+        self._stale = True  # a new connection may find other tools
         try:
             await self.transport.open(options)
         except BaseException:
@@ -198,6 +234,36 @@ class McpClient:
                 await self.transport.close()
             raise
         self._connected = True
+        info = self.transport.server_info
+        name = info.get("name") if info is not None else None
+        if isinstance(name, str) and name:
+            self.label = name
+
+    @property
+    def watching(self) -> bool:
+        """Whether a stream for the server's tool list changes is open now (see `watch_tools`)."""
+        return bool(getattr(self.transport, "watching", False))
+
+    def _notified(self, method: str, params: Any) -> None:
+        if method == _TOOLS_CHANGED:
+            self._stale = True
+            self.tools_version += 1
+            logger.debug("MCP server %s changed its tools", self.label)
+
+    async def watch_tools(self) -> None:
+        """Keep a stream open for the server's tool list changes, until cancelled.
+
+        `async with client` runs it for you; after a bare `connect()`, run it in a task group
+        of your own. It returns at once when the server announces no changes (or its transport
+        carries them without a stream of their own, as stdio does), and never raises.
+        """
+        watch = getattr(self.transport, "watch", None)
+        if watch is None:
+            return
+        try:
+            await watch()
+        except Exception as exc:  # following changes is best effort; the client goes on
+            self.report(f"stopped following tool list changes: {exc}")
 
     async def close(self) -> None:
         """End the session (HTTP DELETE where the server keeps sessions) and free resources."""
@@ -206,7 +272,20 @@ class McpClient:
             await self.transport.close()
 
     async def __aenter__(self) -> Self:
-        await self.connect()
+        # The change stream runs in this task group, entered before the transport opens (which
+        # may enter groups of its own) and left after it closes.
+        stack = AsyncExitStack()
+        tasks = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(tasks.cancel_scope.cancel)
+        try:
+            await self.connect()
+        except BaseException:
+            await stack.aclose()
+            raise
+        scope = anyio.CancelScope()  # the watcher's own: the group's would cancel the caller too
+        if self.follow_changes:
+            tasks.start_soon(_in_scope, scope, self.watch_tools)
+        self._watch = (stack, scope)
         return self
 
     async def __aexit__(
@@ -215,7 +294,15 @@ class McpClient:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.close()
+        watch, self._watch = self._watch, None
+        if watch is None:
+            await self.close()
+            return
+        watch[1].cancel()
+        try:
+            await self.close()
+        finally:
+            await watch[0].aclose()
 
     def _connection(self) -> McpTransport:
         if not self._connected:
@@ -245,7 +332,11 @@ class McpClient:
             page = typing.cast(dict[str, Any], page)
             if not isinstance(page.get("tools"), list):
                 raise McpProtocolError("the tools/list result has no `tools` list")
-            specs.extend(parse_tool_spec(item) for item in typing.cast(list[Any], page["tools"]))
+            for item in typing.cast(list[Any], page["tools"]):
+                try:
+                    specs.append(parse_tool_spec(item))
+                except McpProtocolError as exc:  # one broken entry must not hide the others
+                    self.report(f"left out a listed tool: {exc.message}")
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
                 break
@@ -254,7 +345,14 @@ class McpClient:
             seen.add(cursor)
         else:
             raise McpProtocolError(f"the tool listing did not end within {_MAX_PAGES} pages")
-        self._specs = {spec.name: spec for spec in specs}
+        by_name: dict[str, McpToolSpec] = {}
+        for spec in specs:
+            if spec.name in by_name:
+                self.report(f"the server lists two tools named {spec.name!r}; the first is kept")
+            else:
+                by_name[spec.name] = spec
+        specs = list(by_name.values())
+        self._specs = by_name
         self._output_checks = {}
         conn.remember_tools({s.name: s.input_schema for s in specs})
         return specs
@@ -374,6 +472,41 @@ class McpClient:
                 f"the structuredContent does not match the tool's output schema: {found}"
             )
 
+    async def tools_for(self, ctx: ToolsetContext) -> Sequence[Tool]:
+        """The server's tools for a step of a run (see `live_tools`)."""
+        return await self.live_tools()
+
+    async def live_tools(
+        self, *, prefix: str | None = None, requires_approval: bool = False, fresh: bool = False
+    ) -> tuple[McpTool, ...]:
+        """The server's tools, listed again only when the server said they changed.
+
+        A tool listed as before is the same `McpTool` object as before, so its definitions stay
+        compiled. `fresh` lists them again in any case; the other arguments are as for `tools`.
+        """
+        async with self._list_lock:
+            if self._stale or fresh:
+                self._stale = False  # before listing: a change announced meanwhile stays seen
+                try:
+                    self._listed = await self.list_tools()
+                except BaseException:
+                    self._stale = True
+                    raise
+        key = (prefix, requires_approval)
+        listed = self._listed
+        last = self._made.get(key)
+        if last is not None and last[0] is listed:
+            return last[2]  # not listed since: the same tools, in the same tuple
+        before = last[1] if last is not None else {}
+        made: dict[str, McpTool] = {}
+        for spec in listed:
+            found = before.get(spec.name)
+            if found is None or found.spec != spec:
+                found = McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
+            made[spec.name] = found
+        self._made[key] = (listed, made, tuple(made.values()))
+        return self._made[key][2]
+
     async def tools(
         self, *, prefix: str | None = None, requires_approval: bool = False
     ) -> list[McpTool]:
@@ -387,10 +520,23 @@ class McpClient:
             requires_approval: Ask for approval before every call of every tool of this
                 server, whatever the server says.
         """
-        return [
-            McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
-            for spec in await self.list_tools()
-        ]
+        return list(
+            await self.live_tools(prefix=prefix, requires_approval=requires_approval, fresh=True)
+        )
+
+
+async def _in_scope(scope: anyio.CancelScope, run: Callable[[], Awaitable[None]]) -> None:
+    with scope:
+        await run()
+
+
+def _label_of(server: McpTarget) -> str:
+    """A short name for a server before it names itself: its URL's host or its command."""
+    if isinstance(server, str):
+        return httpx2.URL(server).host or server
+    if isinstance(server, StdioServerParameters):
+        return server.command.rsplit("/", 1)[-1]
+    return type(server).__name__
 
 
 def _transport_for(
