@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import anyio
 
+from ._collector import runs_in_flight
 from ._config import LoopConfig
 from ._events import (
     FunctionCallCompleted,
@@ -679,7 +680,8 @@ async def _run_state(
     resuming: bool,
 ) -> RunResult:
     config = state.config
-    with in_run(state.run_id):  # for the log records of everything the run does
+    # The run's id for the log records of everything it does; counted among the runs in flight.
+    with in_run(state.run_id), runs_in_flight:
         if resuming and state.tool_choice not in ("auto", "none"):
             # The paused turn already obeyed the forced choice; forcing it again on the follow-up
             # would make the model call a tool where it should answer.

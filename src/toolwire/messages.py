@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
 
-from .results import AudioPart, ContentPart, ImagePart, TextPart, ToolResult
+from .results import AudioPart, ContentPart, ImagePart, TextPart, ToolResult, content_text
 
 __all__ = [
     "AssistantMessage",
@@ -225,7 +225,7 @@ class ToolResultMessage:
 
     @property
     def text(self) -> str:
-        return ToolResult(content=self.content).text
+        return content_text(self.content)
 
 
 Message: TypeAlias = Annotated[
