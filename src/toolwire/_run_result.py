@@ -8,6 +8,7 @@ back equal.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -167,7 +168,12 @@ class RunResult:
 
 # --- the codec -----------------------------------------------------------------------------------
 
-_COMPUTER = pydantic.TypeAdapter(ComputerCall)
+
+@functools.cache
+def _computer() -> pydantic.TypeAdapter[ComputerCall]:
+    # Built on first use (a paused computer-use run being saved or loaded): a schema built at
+    # import costs every `from toolwire import Agent`.
+    return pydantic.TypeAdapter(ComputerCall)
 
 
 def _dump_messages(result: RunResult) -> Any:
@@ -206,7 +212,7 @@ def _dump_pending(pending: PendingCall) -> dict[str, Any]:
     return {
         "call": {"id": pending.call.id, "name": pending.call.name, "args": pending.call.arguments},
         "reason": pending.reason,
-        "computer": None if computer is None else _COMPUTER.dump_python(computer, mode="json"),
+        "computer": None if computer is None else _computer().dump_python(computer, mode="json"),
     }
 
 
@@ -258,7 +264,7 @@ def _load_pending(raw: Mapping[str, Any]) -> PendingCall:
     return PendingCall(
         ToolCall(call["id"], call["name"], call["args"]),
         raw["reason"],
-        None if computer is None else _COMPUTER.validate_python(computer),
+        None if computer is None else _computer().validate_python(computer),
     )
 
 
