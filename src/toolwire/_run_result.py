@@ -114,6 +114,19 @@ class RunResult:
     output: Any = None
     refusal: str | None = None
 
+    def __repr__(self) -> str:
+        # The history and the trace by their length: Python 3.11's `asyncio.run` formats the
+        # repr of the task holding the result when it ends, so a full one cost the caller of
+        # `asyncio.run(agent.run(...))` a walk of every message (as much as the whole run at
+        # 1,600 rounds); print `result.messages` to see them.
+        return (
+            f"RunResult(text={self.text!r}, stop_reason={self.stop_reason!r}, "
+            f"iterations={self.iterations}, messages=<{len(self.messages)} messages>, "
+            f"new_messages=<{len(self.new_messages)} messages>, "
+            f"trace=<{len(self.trace)} calls>, usage={self.usage!r}, cost={self.cost!r}, "
+            f"pending={self.pending!r}, output={self.output!r}, refusal={self.refusal!r})"
+        )
+
     @property
     def citations(self) -> list[Citation]:
         """Every source the model cited in this run's answers, in order."""
