@@ -22,6 +22,7 @@ from typing import Any, cast
 import anyio
 
 from . import _delegation
+from ._collector import runs_in_flight
 from ._config import LoopConfig
 from ._events import (
     FunctionCallCompleted,
@@ -32,7 +33,8 @@ from ._events import (
     RunEvent,
 )
 from ._logctx import CALL_ID, in_run
-from ._repair import missing_result, repair_history
+from ._repair import missing_result, prepare_history
+from ._run_log import log_answer, log_call
 from ._run_result import PendingCall, RunResult, StopReason, TraceEntry
 from ._steps import Turnstile
 from ._util import maybe_await
@@ -219,7 +221,7 @@ class _Run:
         provider = completion.message.provider or config.model.provider
         self.priced.append((provider, completion.model, completion.usage))
         if logger.isEnabledFor(logging.DEBUG):
-            _log_answer(self.run_id, self.iterations, provider, completion)
+            log_answer(self.run_id, self.iterations, provider, completion)
         if self.observed:
             await self.emit(ModelResponseEvent(self.iterations, completion))
         return completion
@@ -539,7 +541,7 @@ class _Run:
             iteration,
             error,
         )
-        _log_call(self.run_id, trace)
+        log_call(self.run_id, trace)
         if self.observed:
             await self.emit(
                 FunctionCallCompleted(
@@ -673,37 +675,6 @@ async def _ready(
     return answer
 
 
-def _log_answer(run_id: str, iteration: int, provider: str, completion: Completion) -> None:
-    usage = completion.usage
-    logger.debug(
-        "run %s: model request %d answered by %s:%s (%s; %d input, %d output tokens)",
-        run_id,
-        iteration,
-        provider,
-        completion.model,
-        completion.finish_reason,
-        usage.input_tokens,
-        usage.output_tokens,
-        extra={"toolwire_run_id": run_id},
-    )
-
-
-def _log_call(run_id: str, trace: TraceEntry) -> None:
-    level = logging.INFO if trace.is_error else logging.DEBUG
-    if logger.isEnabledFor(level):
-        outcome = f"failed: {trace.result[:200]}" if trace.is_error else "done"
-        logger.log(
-            level,
-            "run %s: tool call %s (%s) %s in %.3fs",
-            run_id,
-            trace.call_id,
-            trace.name,
-            outcome,
-            trace.duration,
-            extra={"toolwire_run_id": run_id, "toolwire_call_id": trace.call_id},
-        )
-
-
 def run(
     config: LoopConfig,
     prompt: str | None,
@@ -736,7 +707,7 @@ def _run(
 ) -> Coroutine[Any, Any, RunResult]:
     # A plain function: the run keeps one coroutine alive, `_run_state`'s.
     resuming = approvals is not None or results is not None
-    messages, repairs = _prepare(history, config.options.instructions, resuming=resuming)
+    messages, repairs = prepare_history(history, config.options.instructions, resuming=resuming)
     for repair in repairs:
         logger.warning("toolwire: repaired the history handed in: %s", repair)
     state = _Run(config, messages, len(messages))
@@ -765,8 +736,8 @@ async def _run_state(
 ) -> RunResult:
     config = state.config
     # The log records of everything the run does carry its id; a run that delegates to agents
-    # is its tools' current run.
-    with in_run(state.run_id), _delegation.entered(state):
+    # is its tools' current run; each run is counted among the runs in flight.
+    with in_run(state.run_id), _delegation.entered(state), runs_in_flight:
         if resuming and state.tool_choice not in ("auto", "none"):
             # The paused turn already obeyed the forced choice; forcing it again on the follow-up
             # would make the model call a tool where it should answer.
@@ -809,20 +780,3 @@ async def _run_state(
                 result,
             )
         return result
-
-
-def _prepare(
-    history: Sequence[Message] | None, instructions: str | None, *, resuming: bool
-) -> tuple[list[Message], list[str]]:
-    messages: list[Message] = list(history or ())
-    repairs: list[str] = []
-    if messages:
-        last = messages[-1]
-        # A paused turn's open calls are answered by resume_turn, not repaired away.
-        paused = resuming and isinstance(last, AssistantMessage) and bool(answerable_calls(last))
-        body = messages[:-1] if paused else messages
-        fixed, repairs = repair_history(body)
-        messages = [*fixed, last] if paused else fixed
-    if instructions and not any(isinstance(m, SystemMessage) for m in messages):
-        messages.insert(0, SystemMessage(instructions))
-    return messages, repairs

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .computer import answerable_calls
-from .messages import AssistantMessage, Message, ToolCallBlock, ToolResultMessage
+from .messages import AssistantMessage, Message, SystemMessage, ToolCallBlock, ToolResultMessage
 from .results import TextPart
 
-__all__ = ["missing_result", "repair_history"]
+__all__ = ["missing_result", "prepare_history", "repair_history"]
 
 
 def missing_result(call: ToolCallBlock, why: str) -> ToolResultMessage:
@@ -53,3 +53,23 @@ def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[str
                 open_calls[call.id] = call
     close_turn()
     return out, repairs
+
+
+def prepare_history(
+    history: Sequence[Message] | None, instructions: str | None, *, resuming: bool
+) -> tuple[list[Message], list[str]]:
+    """The history a run starts from: `history` repaired (a paused turn's open calls kept for
+    the resume to answer), with `instructions` as its system message when it has none; and
+    what was repaired."""
+    messages: list[Message] = list(history or ())
+    repairs: list[str] = []
+    if messages:
+        last = messages[-1]
+        # A paused turn's open calls are answered by resume_turn, not repaired away.
+        paused = resuming and isinstance(last, AssistantMessage) and bool(answerable_calls(last))
+        body = messages[:-1] if paused else messages
+        fixed, repairs = repair_history(body)
+        messages = [*fixed, last] if paused else fixed
+    if instructions and not any(isinstance(m, SystemMessage) for m in messages):
+        messages.insert(0, SystemMessage(instructions))
+    return messages, repairs

@@ -8,6 +8,7 @@ back equal.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -125,6 +126,19 @@ class RunResult:
     usage_by_agent: dict[str, Usage] = field(default_factory=dict[str, Usage])
     cost_by_agent: dict[str, Cost] = field(default_factory=dict[str, Cost])
 
+    def __repr__(self) -> str:
+        # The history and the trace by their length: Python 3.11's `asyncio.run` formats the
+        # repr of the task holding the result when it ends, so a full one cost the caller of
+        # `asyncio.run(agent.run(...))` a walk of every message (as much as the whole run at
+        # 1,600 rounds); print `result.messages` to see them.
+        return (
+            f"RunResult(text={self.text!r}, stop_reason={self.stop_reason!r}, "
+            f"iterations={self.iterations}, messages=<{len(self.messages)} messages>, "
+            f"new_messages=<{len(self.new_messages)} messages>, "
+            f"trace=<{len(self.trace)} calls>, usage={self.usage!r}, cost={self.cost!r}, "
+            f"pending={self.pending!r}, output={self.output!r}, refusal={self.refusal!r})"
+        )
+
     @property
     def citations(self) -> list[Citation]:
         """Every source the model cited in this run's answers, in order."""
@@ -179,7 +193,12 @@ class RunResult:
 
 # --- the codec -----------------------------------------------------------------------------------
 
-_COMPUTER = pydantic.TypeAdapter(ComputerCall)
+
+@functools.cache
+def _computer() -> pydantic.TypeAdapter[ComputerCall]:
+    # Built on first use (a paused computer-use run being saved or loaded): a schema built at
+    # import costs every `from toolwire import Agent`.
+    return pydantic.TypeAdapter(ComputerCall)
 
 
 def _dump_messages(result: RunResult) -> Any:
@@ -219,7 +238,7 @@ def _dump_pending(pending: PendingCall) -> dict[str, Any]:
     return {
         "call": {"id": pending.call.id, "name": pending.call.name, "args": pending.call.arguments},
         "reason": pending.reason,
-        "computer": None if computer is None else _COMPUTER.dump_python(computer, mode="json"),
+        "computer": None if computer is None else _computer().dump_python(computer, mode="json"),
     }
 
 
@@ -285,7 +304,7 @@ def _load_pending(raw: Mapping[str, Any]) -> PendingCall:
     return PendingCall(
         ToolCall(call["id"], call["name"], call["args"]),
         raw["reason"],
-        None if computer is None else _COMPUTER.validate_python(computer),
+        None if computer is None else _computer().validate_python(computer),
     )
 
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
+import pydantic_core
 
-from .results import AudioPart, ContentPart, ImagePart, TextPart, ToolResult
+from .results import AudioPart, ContentPart, ImagePart, TextPart, ToolResult, content_text
 
 __all__ = [
     "AssistantMessage",
@@ -39,6 +40,25 @@ __all__ = [
 ]
 
 
+class _ByKind:
+    """`pydantic.Field(discriminator="kind")` on a union, made only when Pydantic builds a schema.
+
+    `pydantic.Field` imports Pydantic's field, type and JSON Schema modules, about a fifth of
+    `from toolwire import Agent` while most programs never validate a history; this marker
+    stands in for it in the `Annotated` aliases below and hands Pydantic the real one.
+    """
+
+    __slots__ = ()
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: pydantic.GetCoreSchemaHandler
+    ) -> pydantic_core.CoreSchema:
+        return handler(Annotated[source, pydantic.Field(discriminator="kind")])
+
+
+_BY_KIND = _ByKind()
+
+
 @dataclass(slots=True)
 class FilePart:
     """A document in a user turn (e.g. a PDF), as bytes or as a URL."""
@@ -54,10 +74,8 @@ class FilePart:
             raise ValueError("FilePart needs exactly one of `data` or `url`")
 
 
-UserPart: TypeAlias = Annotated[
-    TextPart | ImagePart | AudioPart | FilePart, pydantic.Field(discriminator="kind")
-]
-_ToolContent: TypeAlias = Annotated[ContentPart, pydantic.Field(discriminator="kind")]
+UserPart: TypeAlias = Annotated[TextPart | ImagePart | AudioPart | FilePart, _BY_KIND]
+_ToolContent: TypeAlias = Annotated[ContentPart, _BY_KIND]
 
 
 @dataclass(slots=True)
@@ -141,7 +159,7 @@ class ServerToolResultBlock:
 
 AssistantPart: TypeAlias = Annotated[
     TextBlock | ReasoningBlock | ToolCallBlock | ServerToolCallBlock | ServerToolResultBlock,
-    pydantic.Field(discriminator="kind"),
+    _BY_KIND,
 ]
 
 
@@ -231,12 +249,12 @@ class ToolResultMessage:
 
     @property
     def text(self) -> str:
-        return ToolResult(content=self.content).text
+        return content_text(self.content)
 
 
 Message: TypeAlias = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
-    pydantic.Field(discriminator="kind"),
+    _BY_KIND,
 ]
 
 

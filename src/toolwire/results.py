@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -19,6 +20,7 @@ __all__ = [
     "ResourcePart",
     "TextPart",
     "ToolResult",
+    "content_text",
     "error_result",
     "json_representation",
     "sniff_image_mime",
@@ -106,19 +108,26 @@ class ToolResult:
     @property
     def text(self) -> str:
         """The text parts joined by newlines; other parts are described in brackets."""
-        out: list[str] = []
-        for part in self.content:
-            if isinstance(part, TextPart):
-                out.append(part.text)
-            elif isinstance(part, ImagePart):
-                out.append(f"[image {part.url or part.mime_type}]")
-            elif isinstance(part, AudioPart):
-                out.append(f"[audio {part.mime_type}]")
-            elif isinstance(part, ResourcePart):
-                out.append(part.text if part.text is not None else f"[resource {part.uri}]")
-            else:
-                out.append(f"[resource link {part.uri}]")
-        return "\n".join(out)
+        return content_text(self.content)
+
+
+def content_text(content: Sequence[ContentPart]) -> str:
+    """Content parts as text: text parts joined by newlines, other parts described in brackets."""
+    if len(content) == 1 and isinstance(first := content[0], TextPart):
+        return first.text  # the usual result, read once per call for its trace
+    out: list[str] = []
+    for part in content:
+        if isinstance(part, TextPart):
+            out.append(part.text)
+        elif isinstance(part, ImagePart):
+            out.append(f"[image {part.url or part.mime_type}]")
+        elif isinstance(part, AudioPart):
+            out.append(f"[audio {part.mime_type}]")
+        elif isinstance(part, ResourcePart):
+            out.append(part.text if part.text is not None else f"[resource {part.uri}]")
+        else:
+            out.append(f"[resource link {part.uri}]")
+    return "\n".join(out)
 
 
 def text_result(*texts: str, structured: Any = None) -> ToolResult:

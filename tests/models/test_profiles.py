@@ -247,7 +247,13 @@ def test_strict_tools_go_out_where_the_profile_says(
     built = _build(name, monkeypatch)
     with allow_model_requests():
         prepared = built.prepare(ModelRequest.build("hi", tools=[city]))
-    assert prepared.definitions[0].strict is built.profile.strict
+    # Strict is a fact of the model as well as the provider (Anthropic: Claude 4.5 and later).
+    assert prepared.definitions[0].strict is built.profile.strict_for(built.model_name)
+    if name == "anthropic":
+        newer = cast(ModelBase, model("anthropic:claude-sonnet-4-5"))
+        with allow_model_requests():
+            sent = newer.prepare(ModelRequest.build("hi", tools=[city]))
+        assert sent.definitions[0].strict is True and built.profile.strict is True
 
 
 async def test_a_stand_in_for_anthropic_refuses_a_forced_function_while_thinking() -> None:

@@ -227,6 +227,9 @@ def check_call_ids(message: AssistantMessage, who: str) -> None:
     Raises:
         ModelResponseError: a call without an id, or two calls sharing one.
     """
+    parts = message.parts
+    if len(parts) == 1 and (not isinstance(parts[0], ToolCallBlock) or parts[0].id):
+        return  # the usual turn (one text or one call), on every answer: no list, no set
     seen: set[str] = set()
     for call in message.tool_calls:
         if not call.id or call.id in seen:

@@ -271,6 +271,16 @@ class FunctionModel(_OfflineModel):
             return await reply
         return reply
 
+    async def complete_request(self, request: PreparedRequest) -> Completion:
+        """Answer with the function's reply, recording the request."""
+        # `_reply` inlined: one coroutine fewer alive per request while the function awaits
+        # (with thousands of runs in flight, each is one more object for the garbage collector).
+        self.requests.append(request)
+        reply = self._fn(request.messages, request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return self._completion(reply, request)
+
 
 class TestModel(_OfflineModel):
     """Calls every tool once, then sums up the results.
