@@ -236,19 +236,24 @@ def test_anthropic_searches_natively_with_every_definition_marked_and_in_one_ord
 
 
 def test_responses_searches_natively_from_gpt_5_4_and_locally_before() -> None:
-    native = ScriptedModel(["x"], provider="openai", model_name="gpt-5.4")
+    native = ScriptedModel(["x"], provider="openai-responses", model_name="gpt-5.4")
     Agent(native, tools=[add, *deferred(get_weather)]).run_sync("?")
     assert native.requests[0].native_tools == [{"type": "tool_search"}]
     assert [d.defer_loading for d in native.requests[0].definitions] == [False, True]
 
-    older = ScriptedModel(["x"], provider="openai", model_name="gpt-4o")
+    # `openai:` is the Chat Completions row: its deferred tools are searched locally.
+    chat = ScriptedModel(["x"], provider="openai", model_name="gpt-5.4")
+    Agent(chat, tools=[add, *deferred(get_weather)]).run_sync("?")
+    assert chat.requests[0].native_tools == [] and names(chat.requests[0]) == ["add", "search_tools"]
+
+    older = ScriptedModel(["x"], provider="openai-responses", model_name="gpt-4o")
     Agent(older, tools=[add, *deferred(get_weather)]).run_sync("?")
     assert older.requests[0].native_tools == []
     assert names(older.requests[0]) == ["add", "search_tools"]
 
     with pytest.raises(UnsupportedError, match=r"gpt-5\.4 or later"):
         Agent(
-            ScriptedModel(["x"], provider="openai", model_name="gpt-4o"),
+            ScriptedModel(["x"], provider="openai-responses", model_name="gpt-4o"),
             tools=deferred(get_weather),
             tool_search=ToolSearch(mechanism="native"),
         ).run_sync("?")

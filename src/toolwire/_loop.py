@@ -235,12 +235,13 @@ class _Run:
         self.search = start_search(
             options.tool_search, config.model, config.tools, toolset=config.toolset is not None
         )
+        # The search tool is reached by calls; `select` adds it to the requests that need it.
+        self.request_tools: list[Tool] = list(config.tools.values())
         if self.search is not None:
             config = dataclasses.replace(config, tools=self.search.tools)
         self.config = config
         self.tools: Mapping[str, Tool] = config.tools
         self.toolset = StepTools(config.toolset) if config.toolset is not None else None
-        self.request_tools: list[Tool] = list(config.tools.values())
         if self.output is not None:
             self.request_tools += self.output.tools()
         self.request_natives: list[Any] = list(config.native_tools)
