@@ -13,7 +13,8 @@ REF ?= main
 # start, so more workers than cores pays (measured on 2 cores; see tests/README.md).
 WORKERS ?= 4
 # CI=1: a test that needs the Node tools fails instead of skipping when they are missing.
-PYTEST := CI=1 $(BIN)/pytest -q -n $(WORKERS) --dist loadgroup
+# --durations=20 keeps the slowest tests in sight at the end of every run.
+PYTEST := CI=1 $(BIN)/pytest -q -n $(WORKERS) --dist loadgroup --durations=20
 
 .PHONY: demo test lint typecheck pytest bench setup clean postgres mutations
 
