@@ -2,6 +2,8 @@
 #   make demo   set up .venv and run the main job offline
 #   make test   set up .venv and run lint, type checks and the whole test suite
 PYTHON ?= python3
+# bash, as .ci/run: pytest's parent shell is bash, which the shell-completion test detects.
+SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

@@ -21,13 +21,14 @@ import pwd
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
+
+from _ports import free_port
 
 __all__ = [
     "PostgresNotFound",
@@ -100,12 +101,6 @@ def server_account() -> _Account | None:
         f"running as root and no unprivileged user to run Postgres as (tried {', '.join(names)}); "
         "create one or set TOOLWIRE_PG_USER"
     )
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _run(args: list[str], account: _Account | None, log: Path) -> None:
@@ -233,7 +228,7 @@ def start_postgres(base_dir: Path) -> RunningPostgres:
         pwfile.unlink()
         port = 0
         for attempt in range(3):
-            port = _free_port()
+            port = free_port()
             # Loopback TCP only (no Unix socket dir to own); durability off since the tests kill
             # clients, never the server.
             options = (

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -24,18 +23,19 @@ import anyio.to_thread
 import pytest
 import uvicorn
 
+from _ports import free_port
+
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
 NODE_BIN = ROOT / ".ci" / "node" / "node_modules" / ".bin"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+# The default bounds catch a hang, they do not time anything: a server process starting while
+# other xdist workers (and other people's jobs) hold every core can take tens of seconds.
+BOUND = 60.0
 
 
-async def eventually(predicate: Callable[[], Awaitable[bool] | bool], limit: float = 20.0) -> None:
+async def eventually(predicate: Callable[[], Awaitable[bool] | bool], limit: float = BOUND) -> None:
     """Poll `predicate` until it holds: for state owned by another process or library."""
     with anyio.fail_after(limit):
         while True:
@@ -45,7 +45,7 @@ async def eventually(predicate: Callable[[], Awaitable[bool] | bool], limit: flo
             await anyio.sleep(0.02)
 
 
-async def wait_for_port(port: int, limit: float = 20.0) -> None:
+async def wait_for_port(port: int, limit: float = BOUND) -> None:
     """Poll until something accepts connections on the port (bounded, no fixed sleep)."""
     with anyio.fail_after(limit):
         while True:
