@@ -2,6 +2,8 @@
 #   make demo   set up .venv and run the main job offline
 #   make test   set up .venv and run lint, type checks and the whole test suite
 PYTHON ?= python3
+# bash, as .ci/run: pytest's parent shell is bash, which the shell-completion test detects.
+SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -9,6 +11,12 @@ DEMO_STAMP := $(VENV)/.installed-demo
 NODE_STAMP := .ci/node/.installed
 # The git ref `make bench` compares the working tree with (benchmarks/compare.py).
 REF ?= main
+# pytest-xdist workers. Most test time is spent waiting on the processes and servers the tests
+# start, so more workers than cores pays (measured on 2 cores; see tests/README.md).
+WORKERS ?= 4
+# CI=1: a test that needs the Node tools fails instead of skipping when they are missing.
+# --durations=20 keeps the slowest tests in sight at the end of every run.
+PYTEST := CI=1 $(BIN)/pytest -q -n $(WORKERS) --dist loadgroup --durations=20
 
 .PHONY: demo test lint typecheck pytest bench setup clean postgres chromium mutations
 
@@ -54,9 +62,19 @@ typecheck: $(STAMP)
 	$(BIN)/pyright src
 
 pytest: $(STAMP) $(NODE_STAMP) postgres chromium
-	$(BIN)/pytest -q
+	$(PYTEST)
 
-test: lint typecheck pytest
+# Installs at once (pip, npm and the Postgres check are independent), then ruff, then pyright
+# alongside pytest: pyright's report is printed after pytest's, and either failing fails `make test`.
+test:
+	$(MAKE) --no-print-directory -j3 setup
+	$(MAKE) --no-print-directory lint
+	@$(BIN)/pyright src > $(VENV)/pyright.log 2>&1 & pyright=$$!; \
+	echo "$(PYTEST)  (pyright src runs alongside)"; \
+	$(PYTEST); tests=$$?; \
+	wait $$pyright; types=$$?; \
+	echo "pyright src:"; cat $(VENV)/pyright.log; \
+	[ $$tests -eq 0 ] && [ $$types -eq 0 ]
 
 # Deliberate bugs in the security-relevant code, each of which a named test must catch
 # (tests/mutations.py; see docs/testing.md). Fails on a mutant the tests miss.

@@ -21,7 +21,6 @@ import pwd
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -29,7 +28,16 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PostgresNotFound", "find_bindir", "running_postgres"]
+from _ports import free_port
+
+__all__ = [
+    "PostgresNotFound",
+    "RunningPostgres",
+    "find_bindir",
+    "running_postgres",
+    "server_account",
+    "start_postgres",
+]
 
 USER = "toolwire"
 DATABASE = "toolwire"
@@ -76,7 +84,7 @@ class _Account:
     name: str
 
 
-def _server_account() -> _Account | None:
+def server_account() -> _Account | None:
     """Who runs the server: None for this process's own user when it is not root."""
     if os.geteuid() != 0:
         return None
@@ -93,12 +101,6 @@ def _server_account() -> _Account | None:
         f"running as root and no unprivileged user to run Postgres as (tried {', '.join(names)}); "
         "create one or set TOOLWIRE_PG_USER"
     )
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _run(args: list[str], account: _Account | None, log: Path) -> None:
@@ -142,15 +144,48 @@ def _wait_until_ready(url: str, timeout: float) -> None:
             time.sleep(0.05)  # a connection attempt loop, bounded by the deadline
 
 
-@contextlib.contextmanager
-def running_postgres(base_dir: Path) -> Generator[str, None, None]:
-    """Run a fresh Postgres server for the duration of the block.
+@dataclass
+class RunningPostgres:
+    """A started server: its URL, and `stop()` that stops it and removes its cluster."""
+
+    url: str
+    base_dir: Path
+    root: Path
+    data: Path
+    log: Path
+    bindir: Path
+    account: _Account | None
+
+    def stop(self) -> None:
+        """Stop the server (fast, else immediate), keep its log in `base_dir`, remove the cluster."""
+        stop = [str(self.bindir / "pg_ctl"), "stop", "-D", str(self.data), "-w", "-m"]
+        try:
+            try:
+                _run([*stop, "fast"], self.account, self.log)
+            except RuntimeError:
+                _run([*stop, "immediate"], self.account, self.log)
+        finally:
+            _remove(self.base_dir, self.root, self.log)
+
+
+def _remove(base_dir: Path, root: Path, log: Path) -> None:
+    if log.exists():
+        shutil.copyfile(log, base_dir / f"{root.name}.log")
+    shutil.rmtree(root, ignore_errors=True)
+    link = base_dir / root.name
+    if link.is_symlink():
+        link.unlink()
+
+
+def start_postgres(base_dir: Path) -> RunningPostgres:
+    """Start a fresh Postgres server; the caller stops it with `RunningPostgres.stop()`.
 
     Args:
         base_dir: A directory for the cluster (or a link to it when running as root) and logs.
 
-    Yields:
-        `postgresql://toolwire:<password>@127.0.0.1:<port>/toolwire`, a database that exists.
+    Returns:
+        The server, whose `url` is `postgresql://toolwire:<password>@127.0.0.1:<port>/toolwire`,
+        a database that exists.
 
     Raises:
         PostgresNotFound: No server binaries, or no unprivileged user to run them as.
@@ -158,7 +193,7 @@ def running_postgres(base_dir: Path) -> Generator[str, None, None]:
     import psycopg
 
     bindir = find_bindir()
-    account = _server_account()
+    account = server_account()
     base_dir.mkdir(parents=True, exist_ok=True)
     if account is None:
         root = Path(tempfile.mkdtemp(prefix="postgres-", dir=base_dir))
@@ -193,7 +228,7 @@ def running_postgres(base_dir: Path) -> Generator[str, None, None]:
         pwfile.unlink()
         port = 0
         for attempt in range(3):
-            port = _free_port()
+            port = free_port()
             # Loopback TCP only (no Unix socket dir to own); durability off since the tests kill
             # clients, never the server.
             options = (
@@ -226,28 +261,43 @@ def running_postgres(base_dir: Path) -> Generator[str, None, None]:
                 continue
             started = True
             break
+        server = RunningPostgres(
+            f"postgresql://{USER}:{password}@127.0.0.1:{port}/{DATABASE}",
+            base_dir,
+            root,
+            data,
+            log,
+            bindir,
+            account,
+        )
         admin = f"postgresql://{USER}:{password}@127.0.0.1:{port}/postgres"
         _wait_until_ready(admin, START_TIMEOUT)
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{DATABASE}"')
-        yield f"postgresql://{USER}:{password}@127.0.0.1:{port}/{DATABASE}"
-    finally:
+    except BaseException:
         if started:
-            try:
-                _run(
-                    [str(bindir / "pg_ctl"), "stop", "-D", str(data), "-m", "fast", "-w"],
-                    account,
-                    log,
-                )
-            except RuntimeError:
-                _run(
-                    [str(bindir / "pg_ctl"), "stop", "-D", str(data), "-m", "immediate", "-w"],
-                    account,
-                    log,
-                )
-        if log.exists():
-            shutil.copyfile(log, base_dir / f"{root.name}.log")
-        shutil.rmtree(root, ignore_errors=True)
-        link = base_dir / root.name
-        if link.is_symlink():
-            link.unlink()
+            RunningPostgres("", base_dir, root, data, log, bindir, account).stop()
+        else:
+            _remove(base_dir, root, log)
+        raise
+    return server
+
+
+@contextlib.contextmanager
+def running_postgres(base_dir: Path) -> Generator[str, None, None]:
+    """Run a fresh Postgres server for the duration of the block.
+
+    Args:
+        base_dir: A directory for the cluster (or a link to it when running as root) and logs.
+
+    Yields:
+        `postgresql://toolwire:<password>@127.0.0.1:<port>/toolwire`, a database that exists.
+
+    Raises:
+        PostgresNotFound: No server binaries, or no unprivileged user to run them as.
+    """
+    server = start_postgres(base_dir)
+    try:
+        yield server.url
+    finally:
+        server.stop()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from _ports import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 TOOLWIRE = [sys.executable, "-m", "toolwire.cli"]
 
@@ -24,12 +26,6 @@ def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*TOOLWIRE, *args], capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import select
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from typing import Any
 import anyio
 import pytest
 
+from _ports import free_port
 from toolwire import RunResult
 from toolwire.cli import main
 from toolwire.durable import RunClient
@@ -392,12 +392,6 @@ def test_start_queues_a_run_and_recover_hands_a_dead_workers_runs_over(tmp_path:
 
 
 # --- errors ------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_errors_say_what_is_wrong_in_one_line(db: str, worker: Worker, tmp_path: Path) -> None:

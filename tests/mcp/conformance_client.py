@@ -104,12 +104,14 @@ async def fill_nothing_in(request: Elicitation) -> ElicitationAnswer:
 async def main(url: str) -> int:
     failures = 0
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    # Bounds against a hang, not timings: under xdist the suite's node process, this client and
+    # the login's browser thread share busy cores with other tests.
     async with (
-        LoopbackLogin(port=0, open_url=browse, announce=lambda _: None, timeout=20) as login,
+        LoopbackLogin(port=0, open_url=browse, announce=lambda _: None, timeout=60) as login,
         McpClient(
             url,
             client_name="toolwire-conformance",
-            timeout=20,
+            timeout=60,
             auth=await auth_for(scenario, login, url),
             elicitation=fill_nothing_in if "elicitation" in scenario else None,
         ) as client,

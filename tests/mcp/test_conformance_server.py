@@ -18,8 +18,8 @@ from typing import Any
 import anyio
 import pytest
 from conformance_server import RAN, conformance_app
+from mcp_fixtures import node_env, require_node_tool, serve_app
 
-from conftest import node_env, require_node_tool, serve_app
 from toolwire.mcp import ResourceUpdates
 
 

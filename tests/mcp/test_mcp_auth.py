@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp_fixtures import serve_app
 from mcp_servers import sdk_app
 
-from conftest import serve_app
 from toolwire.mcp import McpAuthError, McpClient, create_app, from_mcp
 from toolwire.mcp.auth import (
     ClientCredentials,

@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 import anyio
 import pytest
+from mcp_fixtures import HERE, serve_app
 from mcp_servers import PNG, WAV, sdk_app
 
-from conftest import HERE, serve_app
 from toolwire import ToolAnnotations, ToolRegistry, ToolTimeoutError
 from toolwire.mcp import McpClient, McpConnectionError, McpTool, StdioServerParameters, from_mcp
 from toolwire.results import (

@@ -16,8 +16,7 @@ import anyio
 import pytest
 from conformance_server import RAN
 from conformance_server import conformance_tools as fixture_tools
-
-from conftest import (
+from mcp_fixtures import (
     free_port,
     node_env,
     read_checks,
@@ -27,6 +26,7 @@ from conftest import (
     verdicts,
     wait_for_port,
 )
+
 from toolwire.mcp import McpClient, McpTool, StdioServerParameters, create_app
 from toolwire.results import (
     ImagePart,

@@ -8,10 +8,10 @@ from typing import Any
 import anyio
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
+from mcp_fixtures import serve_app
 from pydantic import BaseModel
 from starlette.applications import Starlette
 
-from conftest import serve_app
 from toolwire.mcp import McpClient
 from toolwire.mcp.elicitation import Elicitation, ElicitationAnswer
 

@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp_fixtures import HERE, eventually, free_port, serve_app
 from mcp_servers import SDK_EVENTS, malformed_app, mismatch_app, sdk_app
 
-from conftest import HERE, eventually, free_port, serve_app
 from toolwire import ToolTimeoutError
 from toolwire.mcp import McpClient, McpConnectionError, McpProtocolError, StdioServerParameters
 

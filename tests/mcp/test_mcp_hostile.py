@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 from hostile_server import Hostile
+from mcp_fixtures import serve_app
 
-from conftest import serve_app
 from toolwire.mcp import McpClient, McpError, McpProtocolError
 
 pytestmark = pytest.mark.anyio

@@ -18,8 +18,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+from mcp_fixtures import serve_app
 
-from conftest import serve_app
 from toolwire.errors import EgressBlocked
 from toolwire.mcp import McpAuthError, McpClient
 from toolwire.mcp.auth import ClientCredentials, CrossAppAccess, OAuth, SignInPolicy

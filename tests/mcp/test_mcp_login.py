@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from mcp_fixtures import HERE, free_port, run_client_scenario
 
-from conftest import HERE, free_port, run_client_scenario
 from toolwire.mcp import McpAuthError
 from toolwire.mcp.login import LoopbackLogin
 

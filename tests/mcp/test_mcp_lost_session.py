@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 import anyio
 import anyio.abc
 import pytest
+from mcp_fixtures import free_port, node_env, require_node_tool, wait_for_port
 
-from conftest import free_port, node_env, require_node_tool, wait_for_port
 from toolwire.mcp import McpClient
 
 pytestmark = pytest.mark.anyio

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from mcp_fixtures import free_port, serve_app
 from mcp_servers import sdk_app, toolwire_app
 
-from conftest import free_port, serve_app
 from toolwire.mcp import (
     McpRegistry,
     McpServerConfig,

@@ -30,8 +30,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm
+from mcp_fixtures import HERE, NODE_BIN, free_port, node_env, require_node_tool, serve_app
 
-from conftest import HERE, NODE_BIN, free_port, node_env, require_node_tool, serve_app
 from toolwire import AuthInfo, ToolContext, tool
 from toolwire.errors import InvalidTokenError
 from toolwire.mcp import McpClient, ProtectedResource, TokenIntrospection, create_app

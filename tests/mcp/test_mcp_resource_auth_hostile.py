@@ -24,8 +24,8 @@ import pytest
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
+from mcp_fixtures import eventually, free_port, serve_app
 
-from conftest import eventually, free_port, serve_app
 from toolwire import ToolContext
 from toolwire.mcp import ProtectedResource, TokenIntrospection, create_app
 

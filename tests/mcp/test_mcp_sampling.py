@@ -14,9 +14,9 @@ import mcp_types as types
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_fixtures import free_port, node_env, require_node_tool, serve_app, wait_for_port
 from sampling_server import PNG, WAV, build
 
-from conftest import free_port, node_env, require_node_tool, serve_app, wait_for_port
 from toolwire import Agent
 from toolwire.mcp import McpClient, McpServerConfig, StdioServerParameters, from_mcp, run_agent
 from toolwire.mcp.sampling import Sampler, SamplingRefused, SamplingRequest, answer

@@ -7,10 +7,10 @@ import sys
 import anyio
 import httpx
 import pytest
+from mcp_fixtures import HERE, eventually, free_port, serve_app, wait_for_port
 from mcp_servers import CALLS, PNG, WAV, sdk_app, toolwire_app, toolwire_tools
 from pydantic import BaseModel
 
-from conftest import HERE, eventually, free_port, serve_app, wait_for_port
 from mcp import Client
 from toolwire import ToolAnnotations
 from toolwire.mcp import (

@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp_fixtures import free_port, serve_app, wait_for_port
 
-from conftest import free_port, serve_app, wait_for_port
 from toolwire.mcp import MIN_TOKEN_CHARS, SessionPolicy, create_app
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp_fixtures import eventually, serve_app
 
-from conftest import eventually, serve_app
 from toolwire import Agent, ScriptedModel, ToolAnnotations, tool
 from toolwire.mcp import (
     APPROVAL_META_KEY,

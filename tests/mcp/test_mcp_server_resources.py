@@ -10,8 +10,8 @@ import anyio
 import mcp_types
 import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_fixtures import serve_app
 
-from conftest import serve_app
 from mcp import Client
 from toolwire import ToolContext, ToolError
 from toolwire.mcp import ResourceUpdates, create_app, prompt, resource

@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp_fixtures import serve_app
 
-from conftest import serve_app
 from toolwire import ToolContext, tool
 from toolwire.mcp import create_app, prompt, release_stream
 

@@ -19,8 +19,8 @@ import pytest
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_fixtures import HERE, ROOT, serve_app
 
-from conftest import HERE, ROOT, serve_app
 from mcp import Client, StdioServerParameters
 from toolwire import ToolContext, ToolError, tool
 from toolwire.mcp import McpClient, create_app

@@ -12,6 +12,7 @@ from typing import Any, Literal
 import anyio
 import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_fixtures import HERE, ROOT, eventually, free_port, serve_app, wait_for_port
 from mcp_servers import sdk_server, toolwire_app
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -20,7 +21,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 from test_mcp_elicitation import elicit_app
 
-from conftest import HERE, ROOT, eventually, free_port, serve_app, wait_for_port
 from mcp import Client, StdioServerParameters
 from toolwire import Agent, ScriptedModel, telemetry
 from toolwire.mcp import McpClient

@@ -12,8 +12,7 @@ from typing import Any
 
 import httpx2
 import pytest
-
-from conftest import ROOT, free_port
+from mcp_fixtures import ROOT, free_port
 
 TOOLWIRE = [sys.executable, "-m", "toolwire.cli"]
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

@@ -18,9 +18,9 @@ from typing import Literal
 import anyio
 import httpx2
 import pytest
+from mcp_fixtures import ROOT, eventually, free_port
 from test_serve_cli import APPROVAL_TOOLS, HEADERS, INIT, TOOLWIRE
 
-from conftest import ROOT, eventually, free_port
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 import anyio
 import pytest
+from mcp_fixtures import HERE, ROOT, eventually, serve_app
 from transport_servers import Probe, sdk_app, toolwire_app
 
-from conftest import HERE, ROOT, eventually, serve_app
 from toolwire import ToolTimeoutError
 from toolwire.mcp import McpClient, StdioServerParameters
 

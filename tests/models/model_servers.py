@@ -15,12 +15,12 @@ loaded last when several test folders are named on the command line.)
 from __future__ import annotations
 
 import select
-import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from _ports import free_port
 from recordings.replay import Received, ReplayServer, Reply
 
 __all__ = [
@@ -136,13 +136,6 @@ class HostileServer(ReplayServer):
     def __exit__(self, *exc: object) -> None:
         self._closing.set()
         super().__exit__(*exc)
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class _Closable(Protocol):
