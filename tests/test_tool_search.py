@@ -244,7 +244,10 @@ def test_responses_searches_natively_from_gpt_5_4_and_locally_before() -> None:
     # `openai:` is the Chat Completions row: its deferred tools are searched locally.
     chat = ScriptedModel(["x"], provider="openai", model_name="gpt-5.4")
     Agent(chat, tools=[add, *deferred(get_weather)]).run_sync("?")
-    assert chat.requests[0].native_tools == [] and names(chat.requests[0]) == ["add", "search_tools"]
+    assert chat.requests[0].native_tools == [] and names(chat.requests[0]) == [
+        "add",
+        "search_tools",
+    ]
 
     older = ScriptedModel(["x"], provider="openai-responses", model_name="gpt-4o")
     Agent(older, tools=[add, *deferred(get_weather)]).run_sync("?")

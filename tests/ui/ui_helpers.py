@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,14 +14,10 @@ import anyio
 import httpx
 import uvicorn
 
+from _ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @asynccontextmanager
