@@ -16,9 +16,9 @@ import pytest
 from live_server import SECRET, LiveServer, stamp
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp_fixtures import eventually, free_port, serve_app
 from mcp_servers import sdk_app
 
-from mcp_fixtures import eventually, free_port, serve_app
 from toolwire import Agent
 from toolwire.errors import ToolNameConflictError
 from toolwire.mcp import (

@@ -17,11 +17,11 @@ from .._config import RunConfig
 from .._events import RunEvent
 from .._run_result import RunResult
 from ..messages import Message
-from ..models.base import Model, StreamEvent
+from ..models.base import Model, StreamEvent, ToolCallDelta
 from ..tools import Tool
 from ._asgi import BadRequest
 
-__all__ = ["UiAgent", "UiStream", "UiTurn", "dump_output", "frontend_tool"]
+__all__ = ["CallPieces", "UiAgent", "UiStream", "UiTurn", "dump_output", "frontend_tool"]
 
 
 class UiStream(Protocol):
@@ -124,3 +124,41 @@ def _with_tools(agent: UiAgent, extra: Sequence[dict[str, Any]]) -> UiAgent:
 def dump_output(value: Any) -> str:
     """A tool's structured output or text as the JSON text a frontend shows."""
     return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+class CallPieces:
+    """The tool-call pieces of one streamed model turn, by index. A piece that comes before its
+    call's id and name (some providers stream arguments first) waits, merged with the pieces after
+    it, until both are known: a UI is told of a call only once it can name it."""
+
+    __slots__ = ("by_index", "waiting")
+
+    def __init__(self) -> None:
+        self.by_index: dict[int, str] = {}
+        self.waiting: dict[int, ToolCallDelta] = {}
+
+    def clear(self) -> None:
+        """Forget the turn's calls (a new model turn starts)."""
+        self.by_index.clear()
+        self.waiting.clear()
+
+    def take(self, delta: ToolCallDelta) -> tuple[str | None, ToolCallDelta | None]:
+        """The call id `delta` belongs to (`None` while it waits), and the piece that starts the
+        call, with what waited merged in (`None` unless this piece starts it)."""
+        call_id = self.by_index.get(delta.index)
+        if call_id is not None:
+            return call_id, None
+        held = self.waiting.get(delta.index)
+        if held is not None:
+            delta = ToolCallDelta(
+                delta.index,
+                delta.id or held.id,
+                delta.name or held.name,
+                held.arguments + delta.arguments,
+            )
+        if delta.id is None or delta.name is None:
+            self.waiting[delta.index] = delta
+            return None, None
+        self.waiting.pop(delta.index, None)
+        self.by_index[delta.index] = delta.id
+        return delta.id, delta

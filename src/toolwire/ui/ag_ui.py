@@ -92,7 +92,7 @@ from ..messages import (
 from ..models.base import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
 from ..results import TextPart
 from ._asgi import BadRequest, Receive, Scope, Send, lifespan, read_json, send_json, stream_sse
-from ._turn import UiAgent, UiTurn, frontend_tool
+from ._turn import CallPieces, UiAgent, UiTurn, frontend_tool
 
 __all__ = ["AgUiApp", "read_run_input"]
 
@@ -225,8 +225,7 @@ class _Translator:
         self.text_open = False
         self.reasoning_id: str | None = None
         self.texted = False
-        self.by_index: dict[int, str] = {}
-        self.waiting: dict[int, ToolCallDelta] = {}
+        self.calls = CallPieces()
         self.started: set[str] = set()
         self.ended: set[str] = set()
         self.resulted: set[str] = set()
@@ -236,8 +235,7 @@ class _Translator:
             self.asked_at = time.monotonic()
             self.message_id = _new_id()
             self.texted = False
-            self.by_index.clear()
-            self.waiting.clear()
+            self.calls.clear()
             return []
         if isinstance(event, ReasoningDelta):
             if not event.text:
@@ -334,23 +332,12 @@ class _Translator:
 
     def _call_delta(self, delta: ToolCallDelta) -> list[BaseEvent]:
         out = [*self._close_reasoning(), *self._close_text()]
-        call_id = self.by_index.get(delta.index)
+        call_id, first = self.calls.take(delta)
         if call_id is None:
-            # Id and name come first; a piece before them waits, merged, until they arrive.
-            held = self.waiting.get(delta.index)
-            if held is not None:
-                delta = ToolCallDelta(
-                    delta.index,
-                    delta.id or held.id,
-                    delta.name or held.name,
-                    held.arguments + delta.arguments,
-                )
-            if delta.id is None or delta.name is None:
-                self.waiting[delta.index] = delta
-                return out
-            self.waiting.pop(delta.index, None)
-            call_id = self.by_index[delta.index] = delta.id
-            out.append(self._start(call_id, delta.name))
+            return out
+        if first is not None:
+            out.append(self._start(call_id, first.name or ""))
+            delta = first
         if delta.arguments:
             out.append(ToolCallArgsEvent(tool_call_id=call_id, delta=delta.arguments))
         return out

@@ -46,7 +46,7 @@ from ..messages import (
 from ..models.base import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
 from ..results import TextPart
 from ._asgi import BadRequest, Receive, Scope, Send, lifespan, read_json, send_json, stream_sse
-from ._turn import UiAgent, UiTurn, dump_output, frontend_tool
+from ._turn import CallPieces, UiAgent, UiTurn, dump_output, frontend_tool
 
 __all__ = ["HEADERS", "VercelAiApp", "read_chat_request"]
 
@@ -131,9 +131,8 @@ class _Translator:
         self.text_id: str | None = None
         self.reasoning_id: str | None = None
         self.texted = False
-        self.by_index: dict[int, str] = {}
+        self.calls = CallPieces()
         self.names: dict[str, str] = {}
-        self.waiting: dict[int, ToolCallDelta] = {}
         self.started: set[str] = set()
 
     def event(self, event: StreamEvent | RunEvent) -> list[dict[str, Any]]:
@@ -141,8 +140,7 @@ class _Translator:
             out = self._close_step()
             self.step_open = True
             self.texted = False
-            self.by_index.clear()
-            self.waiting.clear()
+            self.calls.clear()
             return [*out, {"type": "start-step"}]
         if isinstance(event, TextDelta):
             if not event.text:
@@ -216,23 +214,13 @@ class _Translator:
 
     def _call_delta(self, delta: ToolCallDelta) -> list[dict[str, Any]]:
         out = [*self._close_reasoning(), *self._close_text()]
-        call_id = self.by_index.get(delta.index)
+        call_id, first = self.calls.take(delta)
         if call_id is None:
-            held = self.waiting.get(delta.index)
-            if held is not None:
-                delta = ToolCallDelta(
-                    delta.index,
-                    delta.id or held.id,
-                    delta.name or held.name,
-                    held.arguments + delta.arguments,
-                )
-            if delta.id is None or delta.name is None:
-                self.waiting[delta.index] = delta
-                return out
-            self.waiting.pop(delta.index, None)
-            call_id = self.by_index[delta.index] = delta.id
+            return out
+        if first is not None:
             self.started.add(call_id)
-            out.append({"type": "tool-input-start", "toolCallId": call_id, "toolName": delta.name})
+            out.append({"type": "tool-input-start", "toolCallId": call_id, "toolName": first.name})
+            delta = first
         if delta.arguments:
             out.append(
                 {
