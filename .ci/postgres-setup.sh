@@ -22,22 +22,5 @@ found() {
 if found; then
     exit 0
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "Postgres server binaries (initdb, pg_ctl) not found and no apt-get to install them;" >&2
-    echo "install PostgreSQL 13+ so that initdb is on PATH, then run make test again." >&2
-    exit 1
-fi
-sudo=()
-if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-        sudo=(sudo -n)
-    else
-        echo "Postgres server binaries not found; installing them needs root:" >&2
-        echo "  sudo apt-get install postgresql" >&2
-        exit 1
-    fi
-fi
-echo "installing Postgres server binaries (apt-get install postgresql)" >&2
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql
+bash "$(dirname "$0")/apt-install.sh" "Postgres server binaries (initdb, pg_ctl)" --no-install-recommends postgresql
 found || { echo "postgresql installed but initdb/pg_ctl still not found" >&2; exit 1; }

@@ -34,7 +34,12 @@ def web(
     ] = "test",
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="The API root of an OpenAI-compatible server."),
+        typer.Option(
+            "--base-url",
+            "--endpoint",
+            help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1; "
+            "for azure: the resource endpoint.",
+        ),
     ] = None,
     api_key: Annotated[
         str | None, typer.Option(help="The API key (default: the provider's variable).")
