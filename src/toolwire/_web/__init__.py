@@ -2,7 +2,8 @@
 no CDN) and the API it calls, under the Host, Origin and token checks `toolwire serve` uses.
 
 Routes: `GET /` and `GET /static/<file>` (the page; it holds no secret), `GET /api/info` (the
-model and tools), `POST /api/agui` (the agent over AG-UI, with `toolwire.trace` events). Every
+model and tools), `POST /api/agui` (the agent over AG-UI, with `toolwire.trace` events),
+`/api/inspector/...` (the MCP server inspector, `inspector.py`). Every
 request passes the MCP server's Host/Origin check (DNS rebinding, other origins; a POST must be
 `application/json`, so a cross-site form cannot send one without a CORS preflight, which is
 never answered); the API also needs the bearer token the command printed in the page's URL.
@@ -23,6 +24,7 @@ from ..mcp.server import (
 from ..ui._asgi import ASGIApp, Receive, Scope, Send, lifespan, send_json
 from ..ui._turn import UiAgent
 from ..ui.ag_ui import AgUiApp
+from .inspector import Inspector
 
 __all__ = ["web_app"]
 
@@ -61,11 +63,15 @@ def web_app(
     from mcp.server.transport_security import TransportSecurityMiddleware  # the mcp extra
 
     security = TransportSecurityMiddleware(_security(allowed_hosts, True))
-    api = _BearerAuth(_Api(AgUiApp(agent, trace=True), info), token)
+    inspector = Inspector()
+    api = _BearerAuth(_Api(AgUiApp(agent, trace=True), info, inspector), token)
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await lifespan(receive, send)
+            try:
+                await lifespan(receive, send)
+            finally:
+                await inspector.close()  # the inspected server's session ends with the page's
             return
         if scope["type"] != "http":
             return
@@ -111,14 +117,17 @@ async def _page(path: str, scope: Scope, send: Send) -> None:
 
 
 class _Api:
-    def __init__(self, agui: ASGIApp, info: dict[str, Any]) -> None:
+    def __init__(self, agui: ASGIApp, info: dict[str, Any], inspector: Inspector) -> None:
         self.agui = agui
         self.info = info
+        self.inspector = inspector
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]
         if path == "/api/agui":
             await self.agui(scope, receive, send)
+        elif path.startswith("/api/inspector/"):
+            await self.inspector(scope, receive, send)
         elif path == "/api/info" and scope["method"] == "GET":
             await send_json(send, 200, self.info)
         else:
