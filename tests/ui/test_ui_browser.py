@@ -179,3 +179,80 @@ def test_stop_ends_a_running_request_and_the_server_goes_on(
     browser.execute_script("sessionStorage.setItem('toolwire-token', 'wrong')")
     browser.refresh()
     wait(browser, lambda d: "cannot reach its server (401)" in d.find_element(By.ID, "log").text)
+
+
+@pytest.fixture
+def served_prebuilt(tmp_path: Path) -> Iterator[str]:
+    """`toolwire serve --prebuilt` (and the hostile tools) on a free port, behind a bearer
+    token; yields its MCP URL."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TOOLWIRE_SERVE_TOKEN": SERVED_TOKEN}
+    (tmp_path / "hostile_tools.py").write_text(TOOLS)
+    command = [sys.executable, "-m", "toolwire.cli", "serve", "--prebuilt", "--port", "0"]
+    proc = subprocess.Popen(
+        [*command, "--tools", "hostile_tools:TOOLS"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()  # printed once the socket listens
+        assert url.endswith("/mcp"), proc.stderr.read() if proc.stderr else ""
+        yield url
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+SERVED_TOKEN = "the-served-calculator-token-0123456789"
+
+
+def test_inspect_a_served_calculator_and_call_it_from_the_form(
+    page_url: str, served_prebuilt: str, browser: WebDriver, tmp_path: Path
+) -> None:
+    images = ROOT / "docs" / "images" if os.environ.get(SCREENSHOTS) == "1" else tmp_path
+    browser.get(page_url)
+    wait(browser, lambda d: d.find_element(By.ID, "model").text.startswith("model:"))
+    browser.find_element(By.ID, "tab-inspector").click()
+    assert browser.find_element(By.ID, "chat-screen").is_displayed() is False
+    browser.find_element(By.ID, "inspect-url").send_keys(served_prebuilt)
+    browser.find_element(By.ID, "inspect-token").send_keys(SERVED_TOKEN)
+    browser.find_element(By.ID, "inspect-go").click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#inspect-tools button"))
+    assert browser.find_element(By.ID, "inspect-status").text.startswith("Connected to")
+    names = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#inspect-tools button")]
+    assert "calculator" in names and "shout" in names
+
+    # A hostile description and result are text: the markup shows, nothing of it runs.
+    browser.find_element(By.CSS_SELECTOR, "#inspect-tools button[data-tool='shout']").click()
+    wait(browser, lambda d: d.find_element(By.ID, "inspect-tool-name").text == "shout")
+    description = browser.find_element(By.ID, "inspect-tool-description").text
+    assert description.startswith('<img src=x onerror="window.pwned=1"><script>')
+    browser.find_element(By.CSS_SELECTOR, "#inspect-fields input[name='text']").send_keys("hi")
+    browser.find_element(By.ID, "inspect-call").click()
+    wait(browser, lambda d: d.find_element(By.ID, "inspect-result").text.endswith("HI"))
+    assert (
+        browser.find_elements(By.CSS_SELECTOR, "#inspector-screen img, #inspector-screen b") == []
+    )
+    assert browser.execute_script("return window.pwned === undefined") is True
+
+    browser.find_element(By.CSS_SELECTOR, "#inspect-tools button[data-tool='calculator']").click()
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#inspect-dialects details")) == 6)
+    strict = browser.find_element(By.CSS_SELECTOR, "details[data-dialect='openai-strict']")
+    assert "tokens" in strict.find_element(By.TAG_NAME, "summary").text
+    strict.find_element(By.TAG_NAME, "summary").click()  # open: its schema and changes show
+    assert '"additionalProperties": false' in strict.find_element(By.CLASS_NAME, "schema").text
+
+    browser.find_element(By.CSS_SELECTOR, "#inspect-fields input[name='expression']").send_keys(
+        "6*7"
+    )
+    browser.find_element(By.ID, "inspect-call").click()
+    wait(browser, lambda d: d.find_element(By.ID, "inspect-result").text == "42")
+    wire = browser.find_element(By.ID, "inspect-exchange").text
+    assert "initialize" in wire or "server/discover" in wire
+    assert '"method": "tools/call"' in wire and '"expression": "6*7"' in wire
+    assert SERVED_TOKEN not in wire
+    images.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(images / "web-inspector.png"))

@@ -1,0 +1,272 @@
+// toolwire web: the MCP server inspector (/api/inspector/...). Uses `$`, `el` and `api` from
+// app.js. Everything the inspected server sends (names, descriptions, schemas, results, the
+// JSON-RPC messages) is put on the page with textContent, never as markup.
+"use strict";
+
+const inspector = { tools: [], chosen: null, fields: [] };
+
+function showScreen(name) {
+  $("chat-screen").hidden = name !== "chat";
+  $("inspector-screen").hidden = name !== "inspector";
+  $("tab-chat").classList.toggle("active", name === "chat");
+  $("tab-inspector").classList.toggle("active", name === "inspector");
+}
+
+async function inspectorPost(action, body) {
+  const response = await api(`/api/inspector/${action}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  let answer;
+  try {
+    answer = await response.json();
+  } catch {
+    answer = { error: `${response.status} ${response.statusText}` };
+  }
+  if (answer.exchange) drawExchange(answer.exchange);
+  if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+  return answer;
+}
+
+function pretty(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function drawExchange(entries) {
+  const box = $("inspect-exchange");
+  box.replaceChildren();
+  for (const entry of entries) {
+    const row = el("div", `wire ${entry.direction}`);
+    let method = "";
+    try {
+      const message = JSON.parse(entry.body);
+      method = message.method || (message.error ? "error" : message.result !== undefined ? "result" : "");
+      if (message.id !== undefined) method += ` #${message.id}`;
+    } catch {
+      method = "";
+    }
+    const arrow = entry.direction === "sent" ? "→" : "←";
+    row.append(el("div", "head", `${entry.n}. ${arrow} ${entry.http}  ${method}`));
+    row.append(el("pre", "", pretty(entry.body)));
+    box.append(row);
+  }
+  box.parentElement.scrollTop = box.parentElement.scrollHeight;
+}
+
+function listing(target, items, describe) {
+  const list = $(target);
+  list.replaceChildren();
+  if (typeof items === "string") {
+    list.append(el("li", "muted", items));
+    return;
+  }
+  if (!items.length) list.append(el("li", "muted", "none"));
+  for (const item of items) list.append(el("li", "", describe(item)));
+}
+
+async function connect(event) {
+  event.preventDefault();
+  const status = $("inspect-status");
+  status.textContent = "Connecting…";
+  $("inspect-go").disabled = true;
+  $("inspect-tool").hidden = true;
+  try {
+    const found = await inspectorPost("connect", { url: $("inspect-url").value.trim(), token: $("inspect-token").value });
+    const server = found.server || {};
+    status.textContent = `Connected to ${server.name || "a server"} ${server.version || ""} (MCP ${found.protocol || "?"}); ${found.tools.length} tools`;
+    inspector.tools = found.tools;
+    const list = $("inspect-tools");
+    list.replaceChildren();
+    for (const tool of found.tools) {
+      const button = el("button", "", tool.name);
+      button.type = "button";
+      button.dataset.tool = tool.name;
+      button.addEventListener("click", () => chooseTool(tool, button));
+      const item = el("li");
+      item.append(button);
+      list.append(item);
+    }
+    if (!found.tools.length) list.append(el("li", "muted", "none"));
+    listing("inspect-resources", found.resources, (r) => `${r.uri}  ${r.name || ""}${r.description ? ` — ${r.description}` : ""}`);
+    const prompts = found.prompts;
+    listing("inspect-prompts", prompts, (p) => `${p.name}(${(p.arguments || []).map((a) => a.name).join(", ")})${p.description ? ` — ${p.description}` : ""}`);
+    for (const problem of found.problems || []) $("inspect-tools").append(el("li", "muted", problem));
+  } catch (error) {
+    status.textContent = `Could not connect: ${error.message}`;
+  } finally {
+    $("inspect-go").disabled = false;
+  }
+}
+
+function firstType(schema) {
+  const type = schema.type;
+  if (Array.isArray(type)) return type.find((t) => t !== "null");
+  return type;
+}
+
+// One form field per property the form can take (strings, numbers, integers, booleans, enums);
+// any other property gets a JSON textarea. Each field reads back {skip} or {value}.
+function field(name, schema, required) {
+  const box = el("div", "field");
+  const id = `arg-${inspector.fields.length}`;
+  const label = el("label", "", `${name}${required ? " *" : ""}`);
+  label.htmlFor = id;
+  box.append(label);
+  const type = firstType(schema);
+  let input;
+  let read;
+  if (Array.isArray(schema.enum) && schema.enum.every((v) => v === null || ["string", "number", "boolean"].includes(typeof v))) {
+    input = el("select");
+    if (!required) input.append(new Option("(not set)", ""));
+    schema.enum.forEach((value, index) => input.append(new Option(JSON.stringify(value), String(index))));
+    read = () => (input.value === "" ? { skip: true } : { value: schema.enum[Number(input.value)] });
+  } else if (type === "boolean") {
+    input = el("select");
+    if (!required) input.append(new Option("(not set)", ""));
+    input.append(new Option("true", "true"), new Option("false", "false"));
+    if (schema.default !== undefined) input.value = String(schema.default);
+    read = () => (input.value === "" ? { skip: true } : { value: input.value === "true" });
+  } else if (type === "string" || type === "number" || type === "integer") {
+    input = el("input");
+    input.type = type === "string" ? "text" : "number";
+    if (type === "integer") input.step = "1";
+    if (type === "number") input.step = "any";
+    if (schema.default !== undefined) input.placeholder = `default: ${JSON.stringify(schema.default)}`;
+    read = () => {
+      if (input.value === "") return required && type === "string" ? { value: "" } : { skip: true };
+      if (type === "string") return { value: input.value };
+      const number = Number(input.value);
+      if (Number.isNaN(number) || (type === "integer" && !Number.isInteger(number))) throw new Error(`${name}: not a${type === "integer" ? "n integer" : " number"}`);
+      return { value: number };
+    };
+  } else {
+    input = el("textarea");
+    input.rows = 3;
+    input.placeholder = "JSON";
+    read = () => {
+      if (input.value.trim() === "") return { skip: true };
+      try {
+        return { value: JSON.parse(input.value) };
+      } catch {
+        throw new Error(`${name}: not valid JSON`);
+      }
+    };
+  }
+  input.id = id;
+  input.name = name;
+  box.append(input);
+  if (schema.description) box.append(el("div", "hint", schema.description));
+  return { box, read };
+}
+
+function buildForm(schema) {
+  const fields = $("inspect-fields");
+  fields.replaceChildren();
+  inspector.fields = [];
+  const properties = schema && typeof schema.properties === "object" ? schema.properties : null;
+  const simple = properties && !schema.anyOf && !schema.oneOf && !schema.allOf;
+  if (!simple) {
+    // A schema the form cannot lay out: the arguments are written as one JSON object.
+    const raw = field("arguments (JSON object)", {}, true);
+    inspector.fields.push({ name: null, read: raw.read });
+    fields.append(raw.box);
+    return;
+  }
+  const required = new Set(schema.required || []);
+  for (const [name, sub] of Object.entries(properties)) {
+    const made = field(name, sub || {}, required.has(name));
+    inspector.fields.push({ name, read: made.read });
+    fields.append(made.box);
+  }
+}
+
+function readArguments() {
+  const args = {};
+  for (const { name, read } of inspector.fields) {
+    const got = read();
+    if (got.skip) continue;
+    if (name === null) return got.value;
+    args[name] = got.value;
+  }
+  return args;
+}
+
+async function chooseTool(tool, button) {
+  for (const other of document.querySelectorAll("#inspect-tools button")) other.classList.remove("chosen");
+  button.classList.add("chosen");
+  inspector.chosen = tool;
+  $("inspect-tool").hidden = false;
+  $("inspect-tool-name").textContent = tool.title ? `${tool.name} (${tool.title})` : tool.name;
+  $("inspect-tool-description").textContent = tool.description || "";
+  $("inspect-result").hidden = true;
+  buildForm(tool.inputSchema);
+  const box = $("inspect-dialects");
+  box.replaceChildren(el("div", "muted", "compiling…"));
+  try {
+    const answer = await inspectorPost("tool", { name: tool.name });
+    box.replaceChildren();
+    for (const entry of answer.dialects) {
+      const details = el("details", "dialect");
+      details.dataset.dialect = entry.dialect;
+      const summary = entry.error
+        ? `${entry.dialect}: cannot be expressed`
+        : `${entry.dialect} · ${entry.tokens} tokens · ${entry.changes.length} change${entry.changes.length === 1 ? "" : "s"}`;
+      details.append(el("summary", "", summary));
+      if (entry.error) details.append(el("pre", "", entry.error));
+      else {
+        details.append(el("div", "muted", `tokens: ${entry.method}`));
+        const changes = el("ul", "changes");
+        for (const change of entry.changes) changes.append(el("li", "", change));
+        details.append(changes, el("pre", "schema", JSON.stringify(entry.schema, null, 2)));
+      }
+      box.append(details);
+    }
+  } catch (error) {
+    box.replaceChildren(el("div", "muted", `Could not compile: ${error.message}`));
+  }
+}
+
+async function callTool(event) {
+  event.preventDefault();
+  const result = $("inspect-result");
+  result.hidden = false;
+  result.className = "";
+  let args;
+  try {
+    args = readArguments();
+  } catch (error) {
+    result.className = "failed";
+    result.textContent = error.message;
+    return;
+  }
+  $("inspect-call").disabled = true;
+  result.textContent = "calling…";
+  try {
+    const answer = await inspectorPost("call", { name: inspector.chosen.name, arguments: args });
+    result.className = answer.isError ? "failed" : "ok";
+    const cut = answer.textChars > answer.text.length ? `\n… (${answer.textChars.toLocaleString()} characters in all)` : "";
+    result.textContent = `${answer.isError ? "error: " : ""}${answer.text}${cut}`;
+    if (answer.structured !== null && answer.structured !== undefined) {
+      result.textContent += `\n\nstructured: ${JSON.stringify(answer.structured, null, 2)}`;
+    }
+  } catch (error) {
+    result.className = "failed";
+    result.textContent = error.message;
+  } finally {
+    $("inspect-call").disabled = false;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  // Set here: the page's markup holds no URL (a test keeps it free of outside addresses).
+  $("inspect-url").placeholder = `${location.protocol}//127.0.0.1:8000/mcp`;
+  $("tab-chat").addEventListener("click", () => showScreen("chat"));
+  $("tab-inspector").addEventListener("click", () => showScreen("inspector"));
+  $("inspect-connect").addEventListener("submit", connect);
+  $("inspect-form").addEventListener("submit", callTool);
+});
