@@ -8,11 +8,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import httpx2
 import pytest
 from ui_helpers import serve
 
 from toolwire import Agent, ScriptedModel, tool
 from toolwire._web import web_app
+from toolwire._web.inspector import _Exchange, _Recording  # pyright: ignore[reportPrivateUsage]
 from toolwire.mcp import create_app, prompt, resource
 from toolwire.prebuilt import calculator
 
@@ -96,6 +98,7 @@ async def test_connect_lists_tools_resources_prompts_and_records_the_exchange(
     assert "tools/list" in methods and "resources/list" in methods and "prompts/list" in methods
     received = [e for e in found["exchange"] if e["direction"] == "received"]
     assert any('"tools"' in e["body"] and "calculator" in e["body"] for e in received)
+    assert all(json.loads(e["body"])["jsonrpc"] == "2.0" for e in received if e["body"])
     assert all(SERVER_TOKEN not in e["body"] for e in found["exchange"])
 
 
@@ -157,3 +160,30 @@ async def test_bad_input_and_refused_connections(mcp_url: str, page: httpx.Async
     assert refused.status_code == 502 and "401" in refused.text
     unknown = await page.post("/api/inspector/tool", json={"name": "calculator"})
     assert unknown.status_code == 400  # the refused connection left nothing connected
+
+
+async def test_sse_answers_are_recorded_event_by_event_as_they_arrive() -> None:
+    # Servers of the handshake era answer with SSE streams; the events come in any chunking.
+    events = [{"jsonrpc": "2.0", "method": "notifications/progress"}, {"jsonrpc": "2.0", "id": 1}]
+    body = "".join(f"event: message\r\ndata: {json.dumps(e)}\r\n\r\n" for e in events).encode()
+    chunks = [body[i : i + 7] for i in range(0, len(body), 7)]
+
+    async def stream() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+
+    record = _Exchange()
+    recording = _Recording(record, httpx2.MockTransport(answer))
+    async with (
+        httpx2.AsyncClient(transport=recording) as http,
+        http.stream("POST", "http://mcp.test/mcp", json={"id": 1}) as response,
+    ):
+        got = b"".join([chunk async for chunk in response.aiter_bytes()])
+    assert got == body  # passed on untouched
+    sent, *received = list(record.entries)
+    assert (sent["direction"], json.loads(sent["body"])) == ("sent", {"id": 1})
+    assert [json.loads(e["body"]) for e in received] == events
+    assert {e["http"] for e in received} == {"200 text/event-stream"}

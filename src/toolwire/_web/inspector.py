@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx2
 
 from ..errors import SchemaError, UnsupportedError
@@ -69,10 +70,11 @@ class _Tee(httpx2.AsyncByteStream):
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self.inner:
-            if len(self.buffer) < _BODY_CHARS * 4:
+            if self.sse:  # whole events are taken off as they end; the client bounds each one
                 self.buffer += chunk
-            if self.sse:
                 self._events()
+            elif len(self.buffer) < _BODY_CHARS * 4:  # enough to show; the record is cut anyway
+                self.buffer += chunk
             yield chunk
 
     def _events(self) -> None:
@@ -97,8 +99,8 @@ class _Tee(httpx2.AsyncByteStream):
 
 
 class _Recording(httpx2.AsyncBaseTransport):
-    def __init__(self, record: _Exchange) -> None:
-        self.inner = httpx2.AsyncHTTPTransport()
+    def __init__(self, record: _Exchange, inner: httpx2.AsyncBaseTransport | None = None) -> None:
+        self.inner = inner or httpx2.AsyncHTTPTransport()
         self.record = record
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -128,6 +130,8 @@ class Inspector:
         self.client: McpClient | None = None
         self.http: httpx2.AsyncClient | None = None
         self.tools: dict[str, McpTool] = {}
+        # A connect (or disconnect) at a time: two would each close the other's client.
+        self.connecting = anyio.Lock()
 
     async def close(self) -> None:
         """Close the connection to the inspected server, if any."""
@@ -151,13 +155,15 @@ class Inspector:
                 raise BadRequest("the body must be a JSON object")
             body = typing.cast(dict[str, Any], body)
             if action == "connect":
-                answer = await self._connect(body)
+                async with self.connecting:
+                    answer = await self._connect(body)
             elif action == "tool":
                 answer = self._tool(_text(body, "name"))
             elif action == "call":
                 answer = await self._call(body)
             elif action == "disconnect":
-                await self.close()
+                async with self.connecting:
+                    await self.close()
                 answer = {}
             else:
                 await send_json(send, 404, {"error": f"no inspector API at {action!r}"})
