@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import typing
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from types import TracebackType
 from typing import Any, ClassVar, Self, TypeAlias
 
@@ -327,6 +328,10 @@ class McpClient(Toolset):
         Raises:
             McpError: the server failed the request or sent a malformed listing.
         """
+        with _collector_paused():
+            return await self._list_tools()
+
+    async def _list_tools(self) -> list[McpToolSpec]:
         conn = self._connection()
         specs: list[McpToolSpec] = []
         cursor: str | None = None
@@ -511,11 +516,12 @@ class McpClient(Toolset):
             return last[2]  # not listed since: the same tools, in the same tuple
         before = last[1] if last is not None else {}
         made: dict[str, McpTool] = {}
-        for spec in listed:
-            found = before.get(spec.name)
-            if found is None or found.spec != spec:
-                found = McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
-            made[spec.name] = found
+        with _collector_paused():
+            for spec in listed:
+                found = before.get(spec.name)
+                if found is None or found.spec != spec:
+                    found = McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
+                made[spec.name] = found
         self._made[key] = (listed, made, tuple(made.values()))
         return self._made[key][2]
 
@@ -535,6 +541,24 @@ class McpClient(Toolset):
         return list(
             await self.live_tools(prefix=prefix, requires_approval=requires_approval, fresh=True)
         )
+
+
+@contextmanager
+def _collector_paused() -> Generator[None]:
+    """Pause Python's cycle collector while a listing is decoded and parsed.
+
+    A listing of 100,000 tools allocates millions of containers, none in a cycle; each
+    allocation burst would set off collections that walk the ever larger heap (more than half
+    the CPU time of listing 100,000 tools, measured). Whatever cycles other tasks make meanwhile
+    are collected once it runs again."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 async def _in_scope(scope: anyio.CancelScope, run: Callable[[], Awaitable[None]]) -> None:
