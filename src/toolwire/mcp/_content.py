@@ -87,10 +87,14 @@ _HINTS = (
 )
 
 
+_NO_ANNOTATIONS = ToolAnnotations()
+"""Shared by every tool listed without annotations (frozen): a listing may hold 100,000."""
+
+
 def annotations_from_mcp(raw: Any) -> ToolAnnotations:
     """Read MCP `annotations`; values of the wrong type count as "not said"."""
     if not isinstance(raw, Mapping):
-        return ToolAnnotations()
+        return _NO_ANNOTATIONS
     data = typing.cast(Mapping[str, Any], raw)
     title = data.get("title")
     values: dict[str, Any] = {"title": title if isinstance(title, str) else None}
@@ -140,12 +144,17 @@ def parse_tool_spec(raw: Any) -> McpToolSpec:
     return McpToolSpec(
         name=name,
         description=description if isinstance(description, str) else "",
-        input_schema=dict(typing.cast(Mapping[str, Any], schema)),
-        output_schema=dict(typing.cast(Mapping[str, Any], output)) if output is not None else None,
+        # A dict decoded from the listing is the spec's own already: no copy per tool.
+        input_schema=_own(typing.cast(Mapping[str, Any], schema)),
+        output_schema=_own(typing.cast(Mapping[str, Any], output)) if output is not None else None,
         annotations=annotations_from_mcp(data.get("annotations")),
         title=title if isinstance(title, str) else None,
         requires_approval=approval,
     )
+
+
+def _own(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return typing.cast(dict[str, Any], schema) if type(schema) is dict else dict(schema)
 
 
 def _short(value: Any, limit: int = 200) -> str:

@@ -153,7 +153,9 @@ class HttpSession:
         # Set when a session renewal failed: the old session is gone and no new one exists,
         # so the next request must open one before it can be sent.
         self._needs_session = False
-        # Per tool, the arguments a 2026-07-28 server wants mirrored as `Mcp-Param-*` headers.
+        # The listed input schemas, and per tool called, the arguments a 2026-07-28 server wants
+        # mirrored as `Mcp-Param-*` headers.
+        self._schemas: Mapping[str, Any] = {}
         self._param_headers: dict[str, dict[tuple[str, ...], str]] = {}
         # The session's GET stream while calls that rely on it are in flight (`_send_listening`).
         self._listening: Listening | None = None
@@ -164,13 +166,22 @@ class HttpSession:
         return self.protocol_version == MODERN_VERSION
 
     def remember_tools(self, schemas: Mapping[str, Any]) -> None:
-        """Note the listed input schemas; a modern server checks calls against them."""
-        if self.modern:
-            self._param_headers = {
-                name: found
-                for name, schema in schemas.items()
-                if (found := x_mcp_header_map(schema))
-            }
+        """Note the listed input schemas; a modern server checks calls against them.
+
+        Each tool's mirrored arguments are found at its first call, not here: a server may list
+        a hundred thousand tools and a run call a few."""
+        self._schemas = schemas
+        self._param_headers = {}
+
+    def _mirrored(self, name: str) -> dict[tuple[str, ...], str]:
+        """The arguments of tool `name` a 2026-07-28 server wants as `Mcp-Param-*` headers."""
+        found = self._param_headers.get(name)
+        if found is None:
+            schema = self._schemas.get(name)
+            if schema is None:
+                return {}
+            found = self._param_headers[name] = x_mcp_header_map(schema)
+        return found
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -408,7 +419,7 @@ class HttpSession:
             name = stamped.get("name")
             if isinstance(name, str):
                 headers["mcp-name"] = encode_header_value(name)
-                mirrored = self._param_headers.get(name)
+                mirrored = self._mirrored(name)
                 if mirrored:
                     headers.update(mcp_param_headers(mirrored, stamped.get("arguments") or {}))
         return stamped

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+import re
 import typing
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from types import TracebackType
-from typing import Any, Self, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 import anyio
 import httpx2
@@ -16,12 +18,20 @@ from starlette.types import ASGIApp
 from mcp import StdioServerParameters
 
 from .. import __version__
+from .._dialects import CompiledSchema, Dialect
 from .._validate import SchemaValidator
 from ..errors import SchemaError, ToolError, ToolTimeoutError
-from ..middleware import ToolWrapper
 from ..models.base import Model
 from ..results import ToolResult, error_result
-from ..tools import Tool, tool
+from ..tools import (
+    DefinitionDialect,
+    FunctionTool,
+    Tool,
+    ToolAnnotations,
+    ToolContext,
+    ToolDefinition,
+    tool,
+)
 from ..toolsets import Toolset, ToolsetContext
 from ._asgi import AsgiTransport
 from ._content import (
@@ -55,6 +65,9 @@ _MAX_PAGES = 1000
 _DEFAULTS: dict[str, Any] = {"protocol": "auto", "max_answer_bytes": DEFAULT_MAX_ANSWER_BYTES}
 
 _TOOLS_CHANGED = "notifications/tools/list_changed"
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""A tool name some dialect surely takes; any other is checked when the tool is listed."""
 
 logger = logging.getLogger("toolwire.mcp")
 
@@ -315,6 +328,10 @@ class McpClient(Toolset):
         Raises:
             McpError: the server failed the request or sent a malformed listing.
         """
+        with _collector_paused():
+            return await self._list_tools()
+
+    async def _list_tools(self) -> list[McpToolSpec]:
         conn = self._connection()
         specs: list[McpToolSpec] = []
         cursor: str | None = None
@@ -499,11 +516,12 @@ class McpClient(Toolset):
             return last[2]  # not listed since: the same tools, in the same tuple
         before = last[1] if last is not None else {}
         made: dict[str, McpTool] = {}
-        for spec in listed:
-            found = before.get(spec.name)
-            if found is None or found.spec != spec:
-                found = McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
-            made[spec.name] = found
+        with _collector_paused():
+            for spec in listed:
+                found = before.get(spec.name)
+                if found is None or found.spec != spec:
+                    found = McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
+                made[spec.name] = found
         self._made[key] = (listed, made, tuple(made.values()))
         return self._made[key][2]
 
@@ -523,6 +541,24 @@ class McpClient(Toolset):
         return list(
             await self.live_tools(prefix=prefix, requires_approval=requires_approval, fresh=True)
         )
+
+
+@contextmanager
+def _collector_paused() -> Generator[None]:
+    """Pause Python's cycle collector while a listing is decoded and parsed.
+
+    A listing of 100,000 tools allocates millions of containers, none in a cycle; each
+    allocation burst would set off collections that walk the ever larger heap (more than half
+    the CPU time of listing 100,000 tools, measured). Whatever cycles other tasks make meanwhile
+    are collected once it runs again."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 async def _in_scope(scope: anyio.CancelScope, run: Callable[[], Awaitable[None]]) -> None:
@@ -570,16 +606,27 @@ def _transport_for(
     )
 
 
-class McpTool(ToolWrapper):
+class McpTool:
     """A tool of an MCP server: validated locally against the server's input schema, then called.
 
     `strict` is off (servers' schemas rarely fit strict mode) and the server's annotations,
     output schema and approval need are kept.
 
+    Listing is cheap: the schema is checked and its validator compiled only when the tool is
+    first used (`parameters`, a definition, `parse_args` or a call), since a server may list
+    thousands of tools and a run uses few. A schema toolwire cannot honour (a dangling `$ref`, a
+    pattern that is not ECMA-262, ...) never hides the tool nor fails the run: at that first use
+    the client reports it (`McpClient.problems`, and a warning in the `toolwire.toolsets` log),
+    and the tool accepts any object locally, leaving validation to the server.
+
     Attributes:
         client: The client that calls the tool.
         spec: The tool as the server listed it; `spec.name` is the server's name for it.
     """
+
+    __slots__ = ("_built", "_name", "_requires_approval", "client", "spec")
+
+    _toolwire_tool: ClassVar[bool] = True  # `as_tool` takes it without the protocol check
 
     def __init__(
         self,
@@ -591,40 +638,110 @@ class McpTool(ToolWrapper):
     ) -> None:
         self.client = client
         self.spec = spec
-        remote_name = spec.name
+        self._name = f"{prefix}_{spec.name}" if prefix else spec.name
+        self._requires_approval = requires_approval or spec.requires_approval
+        self._built: FunctionTool | None = None
+        if not _PLAIN_NAME.fullmatch(self._name):
+            # A name no provider may take is refused at once (`ToolNameError`), as before.
+            self._tool()
 
-        async def execute(args: dict[str, Any]) -> ToolResult:
-            return await client.call_tool(remote_name, args)
+    def _tool(self) -> FunctionTool:
+        """The schema-only tool that validates and defines this one, built on first use."""
+        built = self._built
+        if built is None:
+            built = self._built = self._build()
+        return built
 
-        name = f"{prefix}_{spec.name}" if prefix else spec.name
-        approval = requires_approval or spec.requires_approval
+    def _build(self) -> FunctionTool:
+        spec = self.spec
+        options: dict[str, Any] = {
+            "name": self._name,
+            "description": spec.description,
+            "strict": False,
+            "annotations": spec.annotations,
+            "requires_approval": self._requires_approval,
+        }
+        # No `execute`: calls go through `invoke` below, so nothing inspects a function per tool.
         try:
-            wrapped = tool(
-                name=name,
-                description=spec.description,
-                parameters=lenient_schema(spec.input_schema),
-                execute=execute,
-                strict=False,
-                annotations=spec.annotations,
-                requires_approval=approval,
+            return tool(parameters=lenient_schema(spec.input_schema), **options)
+        except SchemaError as exc:
+            self.client.report(
+                f"tool {spec.name!r}: its input schema cannot be checked here ({exc}); "
+                "its arguments are left for the server to validate"
             )
-        except SchemaError:
-            # A schema toolwire cannot validate (e.g. a dangling $ref) must not hide the tool:
-            # the server still validates, so accept any object here.
-            wrapped = tool(
-                name=name,
-                description=spec.description,
-                parameters={"type": "object"},
-                execute=execute,
-                strict=False,
-                annotations=spec.annotations,
-                requires_approval=approval,
-            )
-        super().__init__(wrapped)
+            return tool(parameters={"type": "object"}, **options)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self.spec.description
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self._tool().parameters
+
+    @property
+    def strict(self) -> bool:
+        return False
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return self.spec.annotations
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
         return self.spec.output_schema
+
+    @property
+    def timeout(self) -> float | None:
+        return None  # the client's own timeout applies to each call
+
+    @property
+    def sequential(self) -> bool:
+        return False
+
+    @property
+    def requires_approval(self) -> bool:
+        return self._requires_approval
+
+    @property
+    def executable(self) -> bool:
+        return True
+
+    def parse_args(self, raw: str | bytes | Mapping[str, Any] | None) -> Any:
+        """Validate a call's arguments against the server's input schema.
+
+        Raises:
+            ToolArgumentsError: listing every problem found.
+        """
+        return self._tool().parse_args(raw)
+
+    async def invoke(
+        self, args: str | bytes | Mapping[str, Any] | None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Validate the arguments, then call the tool on the server.
+
+        Invalid arguments and any failure come back as error results; cancellation propagates.
+        """
+        try:
+            parsed = self._tool().parse_args(args)
+            return await self.client.call_tool(self.spec.name, parsed)
+        except Exception as exc:
+            return error_result(exc)
+
+    def compiled(self, dialect: Dialect) -> CompiledSchema:
+        """The input schema compiled for a dialect; compiled once, then cached."""
+        return self._tool().compiled(dialect)
+
+    def definition(self, dialect: DefinitionDialect) -> ToolDefinition:
+        """The provider-ready definition, built once per dialect."""
+        return self._tool().definition(dialect)
+
+    def __repr__(self) -> str:
+        return f"McpTool(name={self._name!r})"
 
 
 async def from_mcp(
