@@ -22,6 +22,7 @@ __all__ = [
     "lifespan",
     "read_json",
     "send_json",
+    "serve_stream",
     "stream_sse",
 ]
 
@@ -137,3 +138,25 @@ async def stream_sse(
         except OSError:
             pass  # the client is gone; its run was closed with the generator
         group.cancel_scope.cancel()
+
+
+async def serve_stream(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    open_stream: Callable[[Any], AsyncGenerator[str]],
+    headers: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """One UI endpoint's request: the lifespan answered, a POSTed JSON body turned by
+    `open_stream` into SSE text streamed back, or its `BadRequest` answered with its status."""
+    if scope["type"] == "lifespan":
+        await lifespan(receive, send)
+        return
+    if scope["type"] != "http":
+        return
+    try:
+        chunks = open_stream(await read_json(scope, receive))
+    except BadRequest as exc:
+        await send_json(send, exc.status, {"error": str(exc)})
+        return
+    await stream_sse(receive, send, chunks, headers)

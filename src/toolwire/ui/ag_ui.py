@@ -91,7 +91,7 @@ from ..messages import (
 )
 from ..models.base import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
 from ..results import TextPart
-from ._asgi import BadRequest, Receive, Scope, Send, lifespan, read_json, send_json, stream_sse
+from ._asgi import BadRequest, Receive, Scope, Send, serve_stream
 from ._turn import CallPieces, UiAgent, UiTurn, frontend_tool
 
 __all__ = ["AgUiApp", "read_run_input"]
@@ -120,19 +120,11 @@ class AgUiApp:
         self.trace = trace
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await lifespan(receive, send)
-            return
-        if scope["type"] != "http":
-            return
-        try:
-            body = await read_json(scope, receive)
-            run_input, turn = read_run_input(body)
-            agent = turn.agent(self.agent)
-        except BadRequest as exc:
-            await send_json(send, exc.status, {"error": str(exc)})
-            return
-        await stream_sse(receive, send, self._events(run_input, turn, agent))
+        await serve_stream(scope, receive, send, self._open)
+
+    def _open(self, body: Any) -> AsyncGenerator[str]:
+        run_input, turn = read_run_input(body)
+        return self._events(run_input, turn, turn.agent(self.agent))
 
     async def _events(
         self, run_input: RunAgentInput, turn: UiTurn, agent: UiAgent

@@ -45,7 +45,7 @@ from ..messages import (
 )
 from ..models.base import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
 from ..results import TextPart
-from ._asgi import BadRequest, Receive, Scope, Send, lifespan, read_json, send_json, stream_sse
+from ._asgi import BadRequest, Receive, Scope, Send, serve_stream
 from ._turn import CallPieces, UiAgent, UiTurn, dump_output, frontend_tool
 
 __all__ = ["HEADERS", "VercelAiApp", "read_chat_request"]
@@ -64,18 +64,11 @@ class VercelAiApp:
         self.agent = agent
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await lifespan(receive, send)
-            return
-        if scope["type"] != "http":
-            return
-        try:
-            turn = read_chat_request(await read_json(scope, receive))
-            agent = turn.agent(self.agent)
-        except BadRequest as exc:
-            await send_json(send, exc.status, {"error": str(exc)})
-            return
-        await stream_sse(receive, send, self._events(turn, agent), HEADERS)
+        await serve_stream(scope, receive, send, self._open, HEADERS)
+
+    def _open(self, body: Any) -> AsyncGenerator[str]:
+        turn = read_chat_request(body)
+        return self._events(turn, turn.agent(self.agent))
 
     async def _events(self, turn: UiTurn, agent: UiAgent) -> AsyncGenerator[str]:
         # The client resets its message when the id changes: a continued answer keeps its id.
