@@ -137,25 +137,23 @@ def check_schema(schema: Any, path: tuple[str, ...] = ()) -> None:
             check_schema(node[key], (*path, key))
 
 
+# A provider's rule holds for its strict dialect too.
+_OPENAI_NAMES = (
+    re.compile(r"[A-Za-z0-9_-]{1,64}"),
+    "letters, digits, '_' and '-', at most 64 characters",
+)
+_ANTHROPIC_NAMES = (
+    re.compile(r"[A-Za-z0-9_-]{1,128}"),
+    "letters, digits, '_' and '-', at most 128 characters",
+)
+
 # The tool names each dialect accepts, as its provider documents them (keyed by dialect; the MCP rule is the
 # specification's, 2025-11-25), with the words a message uses.
 NAME_RULES: dict[str, tuple[re.Pattern[str], str]] = {
-    "openai-strict": (
-        re.compile(r"[A-Za-z0-9_-]{1,64}"),
-        "letters, digits, '_' and '-', at most 64 characters",
-    ),
-    "openai": (
-        re.compile(r"[A-Za-z0-9_-]{1,64}"),
-        "letters, digits, '_' and '-', at most 64 characters",
-    ),
-    "anthropic": (
-        re.compile(r"[A-Za-z0-9_-]{1,128}"),
-        "letters, digits, '_' and '-', at most 128 characters",
-    ),
-    "anthropic-strict": (
-        re.compile(r"[A-Za-z0-9_-]{1,128}"),
-        "letters, digits, '_' and '-', at most 128 characters",
-    ),
+    "openai-strict": _OPENAI_NAMES,
+    "openai": _OPENAI_NAMES,
+    "anthropic": _ANTHROPIC_NAMES,
+    "anthropic-strict": _ANTHROPIC_NAMES,
     "gemini": (
         re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"),
         "a letter or '_' first, then letters, digits, '_', '.', ':' and '-', at most 64 characters",
