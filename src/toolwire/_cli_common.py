@@ -18,7 +18,7 @@ import threading
 import typing
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import typer
@@ -29,6 +29,12 @@ from .prebuilt import available
 from .tools import Tool, as_tool
 
 __all__ = [
+    "ApiKeyOption",
+    "BaseUrlOption",
+    "McpOption",
+    "ModelOption",
+    "PrebuiltOption",
+    "ToolsOption",
     "err",
     "exit_interrupted",
     "exit_now",
@@ -38,6 +44,34 @@ __all__ = [
     "run_async",
     "run_interruptible",
     "state",
+]
+
+# The options that choose a run's model and tools, shared by `run` and `web` so both read alike.
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        help="provider:model-name (e.g. openai:gpt-4.1-mini), or 'test' for the offline model."
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        "--endpoint",
+        help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1; "
+        "for azure: the resource endpoint.",
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None, typer.Option(help="The API key (default: the provider's variable).")
+]
+McpOption = Annotated[list[str] | None, typer.Option(help="An MCP server URL, repeatable.")]
+PrebuiltOption = Annotated[
+    bool, typer.Option("--prebuilt", help="Give the agent the prebuilt tools.")
+]
+ToolsOption = Annotated[
+    list[str] | None,
+    typer.Option("--tools", help="module:attribute or file.py:attribute, repeatable."),
 ]
 
 # soft_wrap: long results stay on one line (rich would otherwise break JSON at the width).

@@ -17,7 +17,19 @@ import anyio
 import typer
 
 from ._cli_agent import CliError, resolve_model
-from ._cli_common import err, load_tools, out, prebuilt_tools, run_async
+from ._cli_common import (
+    ApiKeyOption,
+    BaseUrlOption,
+    McpOption,
+    ModelOption,
+    PrebuiltOption,
+    ToolsOption,
+    err,
+    load_tools,
+    out,
+    prebuilt_tools,
+    run_async,
+)
 from ._cli_serve import TOKEN_ENV, _serve_token  # pyright: ignore[reportPrivateUsage]
 from ._serve_app import http_listener, uvicorn_server
 from .tools import Tool
@@ -26,32 +38,12 @@ __all__ = ["web"]
 
 
 def web(
-    model: Annotated[
-        str,
-        typer.Option(
-            help="provider:model-name (e.g. openai:gpt-4.1-mini), or 'test' for the offline model."
-        ),
-    ] = "test",
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            "--endpoint",
-            help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1; "
-            "for azure: the resource endpoint.",
-        ),
-    ] = None,
-    api_key: Annotated[
-        str | None, typer.Option(help="The API key (default: the provider's variable).")
-    ] = None,
-    tools: Annotated[
-        list[str] | None,
-        typer.Option("--tools", help="module:attribute or file.py:attribute, repeatable."),
-    ] = None,
-    prebuilt: Annotated[
-        bool, typer.Option("--prebuilt", help="Give the agent the prebuilt tools.")
-    ] = False,
-    mcp: Annotated[list[str] | None, typer.Option(help="An MCP server URL, repeatable.")] = None,
+    model: ModelOption = "test",
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
+    tools: ToolsOption = None,
+    prebuilt: PrebuiltOption = False,
+    mcp: McpOption = None,
     mcp_token: Annotated[
         str | None, typer.Option(help="Bearer token for the --mcp servers.")
     ] = None,

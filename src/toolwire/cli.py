@@ -37,6 +37,12 @@ from ._cli_agent import (
     run_with_view,
 )
 from ._cli_common import (
+    ApiKeyOption,
+    BaseUrlOption,
+    McpOption,
+    ModelOption,
+    PrebuiltOption,
+    ToolsOption,
     err,
     exit_interrupted,
     load_tools,
@@ -524,25 +530,10 @@ async def _agent_run(agent: Any, prompt: str, view: RunView) -> Any:
 @app.command(epilog='Example: toolwire run "What is 17% of 2,340?" --model test --prebuilt')
 def run(
     prompt: Annotated[str, typer.Argument(help="The user's message; '-' reads it from stdin.")],
-    model: Annotated[
-        str,
-        typer.Option(
-            help="provider:model-name (e.g. openai:gpt-4.1-mini), or 'test' for the offline model."
-        ),
-    ] = "test",
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            "--endpoint",
-            help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1; "
-            "for azure: the resource endpoint.",
-        ),
-    ] = None,
-    api_key: Annotated[
-        str | None, typer.Option(help="The API key (default: the provider's variable).")
-    ] = None,
-    mcp: Annotated[list[str] | None, typer.Option(help="An MCP server URL, repeatable.")] = None,
+    model: ModelOption = "test",
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
+    mcp: McpOption = None,
     stdio: Annotated[
         list[str] | None, typer.Option(help="Start a stdio MCP server: 'command args', repeatable.")
     ] = None,
@@ -555,13 +546,8 @@ def run(
     login_port: _LoginPort = 33418,
     token_dir: _TokenDir = None,
     sampling: _SamplingMode = "ask",
-    prebuilt: Annotated[
-        bool, typer.Option("--prebuilt", help="Give the agent the prebuilt tools.")
-    ] = False,
-    tools: Annotated[
-        list[str] | None,
-        typer.Option("--tools", help="module:attribute or file.py:attribute, repeatable."),
-    ] = None,
+    prebuilt: PrebuiltOption = False,
+    tools: ToolsOption = None,
     max_iterations: Annotated[int, typer.Option(help="Model requests at most.")] = 8,
     instructions: Annotated[str | None, typer.Option(help="System prompt.")] = None,
     trace: Annotated[
