@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -23,7 +24,7 @@ import anyio.to_thread
 import pytest
 import uvicorn
 
-from _ports import free_port
+from _ports import free_port, listening_socket
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -59,19 +60,33 @@ async def wait_for_port(port: int, limit: float = BOUND) -> None:
 
 
 @asynccontextmanager
-async def serve_app(app: Any, path: str = "/mcp", port: int | None = None) -> AsyncIterator[str]:
-    """Run an ASGI app with uvicorn in this event loop (on `port`, else a free one); yields its
-    MCP URL."""
-    port = free_port() if port is None else port
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+async def serve_app(
+    app: Any, path: str = "/mcp", port: int | None = None, listener: socket.socket | None = None
+) -> AsyncIterator[str]:
+    """Run an ASGI app with uvicorn in this event loop; yields its MCP URL.
+
+    It listens on `listener` (a socket the caller keeps, so its port stays held after the app
+    stops), else on `port`, else on a socket of its own bound before the port is known to anyone.
+    """
+    own = listener is None and port is None
+    sock = listening_socket() if own else listener.dup() if listener is not None else None
+    bound = int(sock.getsockname()[1]) if sock is not None else port
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=bound or 0, log_level="warning", lifespan="on"
+    )
     server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        await eventually(lambda: server.started)
-        try:
-            yield f"http://127.0.0.1:{port}{path}"
-        finally:
-            server.should_exit = True
+    try:
+        async with anyio.create_task_group() as tg:
+            # uvicorn closes the sockets it is given when it stops: a duplicate of the caller's.
+            tg.start_soon(server.serve, None if sock is None else [sock])
+            await eventually(lambda: server.started)
+            try:
+                yield f"http://127.0.0.1:{bound}{path}"
+            finally:
+                server.should_exit = True
+    finally:
+        if sock is not None:
+            sock.close()
 
 
 class ServerProcess:

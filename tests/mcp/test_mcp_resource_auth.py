@@ -15,6 +15,7 @@ import hmac
 import json
 import os
 import select
+import socket
 import subprocess
 import sys
 import time
@@ -30,8 +31,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm
-from mcp_fixtures import HERE, NODE_BIN, free_port, node_env, require_node_tool, serve_app
+from mcp_fixtures import HERE, NODE_BIN, node_env, require_node_tool, serve_app
 
+from _ports import free_port, listening_socket
 from toolwire import AuthInfo, ToolContext, tool
 from toolwire.errors import InvalidTokenError
 from toolwire.mcp import McpClient, ProtectedResource, TokenIntrospection, create_app
@@ -84,7 +86,21 @@ class AuthServers:
     opaque_issuer: str  # opaque tokens for `resource`, checked by introspection
     key: ec.EllipticCurvePrivateKey
     kid: str
-    port: int  # where the protected toolwire server listens
+    listener: socket.socket  # where the protected toolwire server listens, held all along
+
+    @property
+    def port(self) -> int:
+        return int(self.resource.rsplit(":", 1)[1].split("/", 1)[0])
+
+    @contextlib.contextmanager
+    def port_released(self) -> Iterator[None]:
+        """Let another process (`toolwire serve`) listen on the port, then hold it again."""
+        port = self.port
+        self.listener.close()
+        try:
+            yield
+        finally:
+            self.listener = _listen_again(port)
 
     def token(
         self,
@@ -120,7 +136,8 @@ class AuthServers:
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServers]:
-    port = free_port()
+    listener = listening_socket()
+    port = int(listener.getsockname()[1])
     resource = f"http://127.0.0.1:{port}/mcp"
     other_resource = f"http://127.0.0.1:{port}/other"
     key, jwk = _ec_key("as-main")
@@ -161,7 +178,31 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServers]:
         ]
     }
     with _authorization_servers(tmp_path_factory.mktemp("oauth"), config["servers"]):
-        yield AuthServers(resource, other_resource, *issuers, key=key, kid="as-main", port=port)
+        held = AuthServers(
+            resource, other_resource, *issuers, key=key, kid="as-main", listener=listener
+        )
+        try:
+            yield held
+        finally:
+            held.listener.close()
+
+
+def _listen_again(port: int) -> socket.socket:
+    """Listen on `port` again once the process that had it is gone (bounded)."""
+    deadline = time.monotonic() + 30
+    while True:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            sock.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)  # the server process is still exiting: poll, bounded
+            continue
+        sock.listen(128)
+        return sock
 
 
 @contextlib.contextmanager
@@ -261,7 +302,7 @@ def _b64(data: bytes) -> str:
 
 
 async def test_metadata_is_published_at_both_well_known_paths(servers: AuthServers) -> None:
-    async with serve_app(_app(servers), port=servers.port) as url:
+    async with serve_app(_app(servers), listener=servers.listener) as url:
         base = url.removesuffix("/mcp")
         async with httpx.AsyncClient() as client:
             for path in (
@@ -284,7 +325,7 @@ async def test_metadata_is_published_at_both_well_known_paths(servers: AuthServe
 
 
 async def test_no_token_gets_the_challenge_without_an_error_code(servers: AuthServers) -> None:
-    async with serve_app(_app(servers), port=servers.port) as url:
+    async with serve_app(_app(servers), listener=servers.listener) as url:
         response = await _post(url)
     assert response.status_code == 401
     metadata = f"http://127.0.0.1:{servers.port}/.well-known/oauth-protected-resource/mcp"
@@ -298,7 +339,7 @@ async def test_a_valid_token_reaches_the_tool_with_its_subject_and_scopes(
     token = servers.token()
     app = create_app([whoami, purge], oauth=_oauth(servers), stateless=stateless)
     async with (
-        serve_app(app, port=servers.port) as url,
+        serve_app(app, listener=servers.listener) as url,
         McpClient(url, auth_token=token) as client,
     ):
         result = await client.call_tool("whoami", {})
@@ -314,7 +355,7 @@ async def test_a_valid_token_reaches_the_tool_with_its_subject_and_scopes(
 
 async def test_toolwire_client_credentials_end_to_end(servers: AuthServers) -> None:
     """toolwire's own OAuth client discovers the AS from the metadata and gets its own token."""
-    async with serve_app(_app(servers), port=servers.port) as url:
+    async with serve_app(_app(servers), listener=servers.listener) as url:
         auth = ClientCredentials(*AGENT, scope="tools:read tools:call")
         async with McpClient(url, auth=auth) as client:
             names = [spec.name for spec in await client.list_tools()]
@@ -428,7 +469,7 @@ HOSTILE_JWTS: dict[str, tuple[Any, str]] = {
 async def test_hostile_jwt_is_refused(servers: AuthServers, case: str) -> None:
     make, reason = HOSTILE_JWTS[case]
     token = make(servers)
-    async with serve_app(_app(servers), port=servers.port) as url:
+    async with serve_app(_app(servers), listener=servers.listener) as url:
         response = await _post(url, token)
     assert response.status_code == 401, response.text
     challenge = _challenge(response)
@@ -445,7 +486,7 @@ async def test_unknown_kids_refresh_the_keys_at_most_once_per_interval(
     app = _app(servers)
     tokens = [_unknown_kid(servers) for _ in range(5)]
     good = servers.token()
-    async with serve_app(app, port=servers.port) as url:
+    async with serve_app(app, listener=servers.listener) as url:
         assert (await _post(url, good)).status_code == 200
         for token in tokens:
             assert (await _post(url, token)).status_code == 401
@@ -469,7 +510,7 @@ async def test_a_rotated_key_is_fetched_when_its_kid_first_shows_up(
         resource=servers.resource, authorization_server=issuer, jwks_refresh_interval=0
     )
     app = create_app([whoami], oauth=oauth)
-    async with serve_app(app, port=servers.port) as url:
+    async with serve_app(app, listener=servers.listener) as url:
         (tmp_path / "v1").mkdir()
         with _authorization_servers(
             tmp_path / "v1", [{**entry, "jwks": {"keys": [_ec_key("v1")[1]]}}]
@@ -494,7 +535,7 @@ async def test_a_rotated_key_is_fetched_when_its_kid_first_shows_up(
 
 async def test_a_token_without_the_servers_scope_gets_403(servers: AuthServers) -> None:
     token = servers.token(scope="tools:call")
-    async with serve_app(_app(servers), port=servers.port) as url:
+    async with serve_app(_app(servers), listener=servers.listener) as url:
         response = await _post(url, token)
     assert response.status_code == 403
     challenge = _challenge(response)
@@ -507,7 +548,7 @@ async def test_a_tools_own_scope_is_checked_on_call(servers: AuthServers) -> Non
     app = _app(servers, tool_scopes={"purge": ["tools:admin"]})
     reader = servers.token(scope="tools:read")
     admin = servers.token(scope="tools:read tools:admin")
-    async with serve_app(app, port=servers.port) as url:
+    async with serve_app(app, listener=servers.listener) as url:
         async with McpClient(url, auth_token=reader) as client:
             # Listed to everyone (so a client can step up), refused to call without the scope.
             assert [s.name for s in await client.list_tools()] == ["whoami", "purge"]
@@ -534,7 +575,7 @@ async def test_a_tools_own_scope_is_checked_on_call(servers: AuthServers) -> Non
 async def test_step_up_with_toolwires_client(servers: AuthServers) -> None:
     """A client holding too few scopes asks the AS again for those the 403 names."""
     app = _app(servers, tool_scopes={"purge": ["tools:admin"]})
-    async with serve_app(app, port=servers.port) as url:
+    async with serve_app(app, listener=servers.listener) as url:
         auth = ClientCredentials(*AGENT, scope="tools:read")
         async with McpClient(url, auth=auth) as client:
             result = await client.call_tool("purge", {})
@@ -596,7 +637,7 @@ async def _raw_post(port: int, headers: list[bytes]) -> tuple[int, str, bytes]:
 async def test_malformed_authorization_headers(
     servers: AuthServers, header: bytes, status: int, error: str | None
 ) -> None:
-    async with serve_app(_app(servers), port=servers.port):
+    async with serve_app(_app(servers), listener=servers.listener):
         got, challenge, _ = await _raw_post(servers.port, [b"authorization: " + header])
     assert got == status
     assert challenge.startswith("Bearer ")
@@ -608,7 +649,7 @@ async def test_malformed_authorization_headers(
 
 async def test_two_authorization_headers_are_refused(servers: AuthServers) -> None:
     token = servers.token().encode()
-    async with serve_app(_app(servers), port=servers.port):
+    async with serve_app(_app(servers), listener=servers.listener):
         got, challenge, _ = await _raw_post(
             servers.port, [b"authorization: Bearer " + token, b"authorization: Bearer x"]
         )
@@ -618,7 +659,7 @@ async def test_two_authorization_headers_are_refused(servers: AuthServers) -> No
 
 async def test_a_token_in_the_query_string_is_never_accepted(servers: AuthServers) -> None:
     token = servers.token()
-    async with serve_app(_app(servers), port=servers.port) as url:
+    async with serve_app(_app(servers), listener=servers.listener) as url:
         alone = await _post(url, params={"access_token": token})
         beside = await _post(url, token, params={"access_token": token})
     for response in (alone, beside):
@@ -644,7 +685,10 @@ async def test_introspection_accepts_an_active_token(servers: AuthServers) -> No
     token = servers.token(servers.opaque_issuer)
     assert token.count(".") == 0  # opaque: only introspection can say what it is
     app = _introspecting(servers)
-    async with serve_app(app, port=servers.port) as url, McpClient(url, auth_token=token) as client:
+    async with (
+        serve_app(app, listener=servers.listener) as url,
+        McpClient(url, auth_token=token) as client,
+    ):
         first = await client.call_tool("whoami", {})
         second = await client.call_tool("whoami", {})
     assert first.structured == second.structured
@@ -659,7 +703,7 @@ async def test_introspection_accepts_an_active_token(servers: AuthServers) -> No
 async def test_introspection_with_client_secret_post(servers: AuthServers) -> None:
     token = servers.token(servers.opaque_issuer)
     app = _introspecting(servers, auth_method="client_secret_post")
-    async with serve_app(app, port=servers.port) as url:
+    async with serve_app(app, listener=servers.listener) as url:
         assert (await _post(url, token)).status_code == 200
 
 
@@ -679,7 +723,7 @@ async def test_introspection_refuses(servers: AuthServers, case: str) -> None:
         reason = "not issued for this resource"
     else:
         token, reason = servers.token(), "cannot introspect this token"
-    async with serve_app(_introspecting(servers), port=servers.port) as url:
+    async with serve_app(_introspecting(servers), listener=servers.listener) as url:
         response = await _post(url, token)
     assert response.status_code == 401
     assert 'error="invalid_token"' in _challenge(response)
@@ -697,7 +741,7 @@ async def test_introspection_with_a_wrong_secret_is_a_503_not_a_401(
         authorization_server=servers.opaque_issuer,
         introspection=setup,
     )
-    async with serve_app(create_app([whoami], oauth=oauth), port=servers.port) as url:
+    async with serve_app(create_app([whoami], oauth=oauth), listener=servers.listener) as url:
         response = await _post(url, token)
     assert response.status_code == 503
     assert response.json()["error"] == "temporarily_unavailable"
@@ -709,7 +753,7 @@ async def test_an_unreachable_authorization_server_is_a_503(
     oauth = ProtectedResource(
         resource=servers.resource, authorization_server=f"http://127.0.0.1:{free_port()}"
     )
-    async with serve_app(create_app([whoami], oauth=oauth), port=servers.port) as url:
+    async with serve_app(create_app([whoami], oauth=oauth), listener=servers.listener) as url:
         response = await _post(url, servers.token())
         again = await _post(url, servers.token())
     assert response.status_code == again.status_code == 503
@@ -727,7 +771,7 @@ async def test_an_unreachable_authorization_server_is_a_503(
 async def test_a_session_belongs_to_the_principal_that_opened_it(servers: AuthServers) -> None:
     mine = servers.token()
     theirs = servers.token(client=READER, scope="tools:read")
-    async with serve_app(_app(servers), port=servers.port) as url:
+    async with serve_app(_app(servers), listener=servers.listener) as url:
         opened = await _post(url, mine)
         session = opened.headers["mcp-session-id"]
         listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
@@ -770,7 +814,7 @@ class _Verifier:
 
 async def test_a_verifier_of_ones_own(servers: AuthServers) -> None:
     oauth = _oauth(servers, scopes=["x"], verifier=_Verifier())
-    async with serve_app(create_app([whoami], oauth=oauth), port=servers.port) as url:
+    async with serve_app(create_app([whoami], oauth=oauth), listener=servers.listener) as url:
         refused = await _post(url, "letmeout")
         async with McpClient(url, auth_token="letmein-letmein-letmein") as client:
             result = await client.call_tool("whoami", {})
@@ -785,27 +829,29 @@ TOOLWIRE_SERVE = [sys.executable, "-m", "toolwire.cli", "serve", "--prebuilt"]
 _WORKERS = ["--stateless", "--workers", "2"]
 
 
+@contextlib.contextmanager
 def _serve_cli(
     servers: AuthServers, *args: str, env: dict[str, str] | None = None
-) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [*TOOLWIRE_SERVE, "--port", str(servers.port), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()  # printed once the socket listens
-    if url != servers.resource:
-        proc.kill()
-        pytest.fail(f"toolwire serve did not start: {proc.communicate(timeout=30)[1]}")
-    return proc
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    proc.communicate(timeout=30)
+) -> Iterator[None]:
+    """`toolwire serve` on the resource's port until the block ends; the port is held again after."""
+    with servers.port_released():
+        proc = subprocess.Popen(
+            [*TOOLWIRE_SERVE, "--port", str(servers.port), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip()  # printed once the socket listens
+            if url != servers.resource:
+                proc.kill()
+                pytest.fail(f"toolwire serve did not start: {proc.communicate(timeout=30)[1]}")
+            yield
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=30)
 
 
 # One process, and two workers that each get the OAuth settings from the supervisor.
@@ -816,7 +862,7 @@ _SCALES = [pytest.param([], id="one-process"), pytest.param(_WORKERS, id="two-wo
 async def test_serve_cli_with_jwt_validation_and_a_tool_scope(
     servers: AuthServers, scale: list[str]
 ) -> None:
-    proc = _serve_cli(
+    with _serve_cli(
         servers,
         *scale,
         "--auth-issuer",
@@ -825,8 +871,7 @@ async def test_serve_cli_with_jwt_validation_and_a_tool_scope(
         "tools:read",
         "--auth-tool-scope",
         "calculator=tools:admin",
-    )
-    try:
+    ):
         anonymous = await _post(servers.resource)
         async with httpx.AsyncClient() as http:
             where = f"http://127.0.0.1:{servers.port}/.well-known/oauth-protected-resource/mcp"
@@ -838,8 +883,6 @@ async def test_serve_cli_with_jwt_validation_and_a_tool_scope(
         admin = servers.token(scope="tools:read tools:admin")
         async with McpClient(servers.resource, auth_token=admin) as client:
             computed = await client.call_tool("calculator", {"expression": "2+2"})
-    finally:
-        _stop(proc)
     assert anonymous.status_code == 401
     assert 'scope="tools:read"' in _challenge(anonymous)
     assert metadata["authorization_servers"] == [servers.jwt_issuer]
@@ -852,7 +895,7 @@ async def test_serve_cli_with_jwt_validation_and_a_tool_scope(
 
 @pytest.mark.parametrize("scale", _SCALES)
 async def test_serve_cli_with_introspection(servers: AuthServers, scale: list[str]) -> None:
-    proc = _serve_cli(
+    with _serve_cli(
         servers,
         *scale,
         "--auth-issuer",
@@ -860,12 +903,9 @@ async def test_serve_cli_with_introspection(servers: AuthServers, scale: list[st
         "--auth-introspection-client",
         RS[0],
         env={"TOOLWIRE_INTROSPECTION_SECRET": RS[1]},
-    )
-    try:
+    ):
         good = await _post(servers.resource, servers.token(servers.opaque_issuer))
         bad = await _post(servers.resource, "made-up")
-    finally:
-        _stop(proc)
     assert good.status_code == 200
     assert bad.status_code == 401 and "not active" in _challenge(bad)
 
