@@ -3,6 +3,7 @@ settings that would expose the tools without saying so."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -16,6 +17,7 @@ import pytest
 from mcp_fixtures import free_port, serve_app, wait_for_port
 
 from toolwire.mcp import MIN_TOKEN_CHARS, SessionPolicy, create_app
+from toolwire.mcp._overload import AcceptGuard
 
 pytestmark = pytest.mark.anyio
 
@@ -193,3 +195,30 @@ async def test_toolwire_serve_refuses_a_short_token() -> None:
         )
     assert done.returncode != 0
     assert f"at least {MIN_TOKEN_CHARS}" in done.stderr.decode()
+
+
+def _start_serving(*_: object) -> None:
+    """Named as asyncio's accept retry (`BaseSelectorEventLoop._start_serving`)."""
+
+
+async def test_accept_retries_left_for_a_closed_server_are_dropped_quietly() -> None:
+    """asyncio schedules one accept retry per failed accept (up to the backlog): those that fire
+    after the server closed its socket raise ValueError on fd -1 and have nothing left to do."""
+    loop = asyncio.get_running_loop()
+    passed: list[dict[str, Any]] = []
+    guard = AcceptGuard([], previous=lambda _, context: passed.append(context))
+    closed = socket.socket()
+    closed.close()
+    stale = asyncio.Handle(_start_serving, (None, closed), loop)
+    guard(
+        loop,
+        {"message": "Exception in callback", "exception": ValueError("fd -1"), "handle": stale},
+    )
+    assert guard.stale_retries == 1 and passed == []
+
+    with socket.socket() as live:  # a retry on an open socket failing is a real error
+        retry = asyncio.Handle(_start_serving, (None, live), loop)
+        guard(loop, {"message": "x", "exception": ValueError("other"), "handle": retry})
+    other = asyncio.Handle(print, (None, closed), loop)  # as is any other callback's ValueError
+    guard(loop, {"message": "x", "exception": ValueError("other"), "handle": other})
+    assert guard.stale_retries == 1 and len(passed) == 2
