@@ -14,7 +14,14 @@ import mcp_types as types
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp_fixtures import free_port, node_env, require_node_tool, serve_app, wait_for_port
+from mcp_fixtures import (
+    eventually,
+    free_port,
+    node_env,
+    require_node_tool,
+    serve_app,
+    wait_for_port,
+)
 from sampling_server import PNG, WAV, build
 
 from toolwire import Agent
@@ -467,9 +474,14 @@ async def test_a_call_still_running_keeps_the_get_stream_after_a_concurrent_call
                 tg.start_soon(call, "late")
                 await entered.wait()
                 release.set()
-                # Let `held` be answered and everything it does afterwards settle before the
-                # server asks its question for `late`.
-                await anyio.wait_all_tasks_blocked()
+                # Let `held` be answered (only `late` is left on the shared stream) and what
+                # it does afterwards settle before the server asks its question for `late`.
+                # anyio's wait_all_tasks_blocked alone can wait for ever: it re-checks every
+                # 0.1 s, in step with uvicorn's 0.1 s tick, and may find that task awake each time.
+                session: Any = getattr(client.transport, "_session", None)
+                await eventually(lambda: getattr(session._listening, "calls", 0) == 1)
+                with anyio.move_on_after(1):
+                    await anyio.wait_all_tasks_blocked()
                 go.set()
     assert answers == {"held": "held done", "late": "from the client"}
 
