@@ -672,6 +672,39 @@ async def test_audio_and_unknown_documents_are_refused() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_history_with_tool_calls_declares_them_when_the_request_offers_no_tools() -> None:
+    # The Messages API refuses tool_use/tool_result blocks in a request without `tools`
+    # (e.g. after a handoff to an agent that has none): the called tools are declared, none
+    # callable; a request that offers tools sends only those.
+    history = [
+        UserMessage.of("weather?"),
+        AssistantMessage(
+            parts=[
+                ToolCallBlock(id="toolu_a", name="city", arguments="{}"),
+                ToolCallBlock(id="toolu_b", name="weather", arguments="{}"),
+                ToolCallBlock(id="toolu_c", name="city", arguments="{}"),
+            ],
+            provider="anthropic",
+        ),
+        *(ToolResultMessage(f"toolu_{x}", "t", [TextPart("ok")]) for x in "abc"),
+    ]
+
+    @tool
+    def other() -> str:
+        """Another tool."""
+        return ""
+
+    async with canned(2) as (server, model):
+        await model.complete(history=history)
+        await model.complete(history=history, tools=[other])
+    bare, offered = (received.json for received in server.received)
+    assert [t["name"] for t in bare["tools"]] == ["city", "weather"]
+    assert bare["tool_choice"] == {"type": "none"}
+    assert [t["name"] for t in offered["tools"]] == ["other"]
+    assert offered.get("tool_choice") != {"type": "none"}
+
+
+@pytest.mark.anyio
 async def test_tool_results_carry_images_and_errors() -> None:
     call = AssistantMessage(
         parts=[

@@ -287,6 +287,12 @@ class AnthropicModel(OwnsClient, ModelBase):
                 choice = _tool_choice(request.tool_choice, options.parallel_tool_calls)
                 if choice is not None:
                     body["tool_choice"] = choice
+        elif "tools" not in body and (used := _tools_in_history(messages)):
+            # The Messages API refuses tool_use/tool_result blocks in a request that defines no
+            # tools (a handoff to an agent without tools, a step whose toolset offers none):
+            # the tools the history used are declared, and none may be called.
+            body["tools"] = [_retired_tool(name) for name in used]
+            body["tool_choice"] = {"type": "none"}
         _check_thinking(body)
         anthropic_breakpoints(body, messages, CachePolicy.coerce(options.cache), self._model_name)
         from anthropic import NOT_GIVEN
@@ -508,6 +514,29 @@ def _tool_definitions(definitions: Sequence[ToolDefinition]) -> list[dict[str, A
     schemas = [d.parameters for d in definitions if d.strict]
     strict = not schemas or strict_over_limits(schemas) is None
     return [_tool_definition(d, strict) for d in definitions]
+
+
+def _tools_in_history(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The names of the tools the history's `tool_use` blocks called, in order, once each."""
+    names: dict[str, None] = {}
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in cast(list[Any], content):
+                if isinstance(block, dict):
+                    block = cast(dict[str, Any], block)
+                    if block.get("type") == "tool_use" and isinstance(block.get("name"), str):
+                        names[block["name"]] = None
+    return list(names)
+
+
+def _retired_tool(name: str) -> dict[str, Any]:
+    """A definition for a tool the history called but this request does not offer."""
+    return {
+        "name": name,
+        "description": "Called earlier in this conversation; not available now.",
+        "input_schema": {"type": "object"},
+    }
 
 
 def _tool_choice(choice: ToolChoice, parallel: bool | None) -> dict[str, Any] | None:
