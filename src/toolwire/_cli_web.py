@@ -62,6 +62,22 @@ def web(
     token_file: Annotated[
         Path | None, typer.Option(help="Use the token held in this file.")
     ] = None,
+    runs: Annotated[
+        str | None,
+        typer.Option(
+            "--runs",
+            help="A durable runs database (sqlite:///path, a SQLite file, or postgresql://...) "
+            "to list, show, approve, deny and cancel its runs in the page.",
+        ),
+    ] = None,
+    allow_stdio: Annotated[
+        bool,
+        typer.Option(
+            "--allow-stdio",
+            help="Let the inspector start MCP servers from a command line typed in the page: "
+            "anyone with the page's token can then run any command as you. Off by default.",
+        ),
+    ] = False,
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(
@@ -80,6 +96,8 @@ def web(
     try:
         require_extra("ui", "ag_ui", needed_by="toolwire web")
         require_extra("mcp", needed_by="toolwire web (its Host and Origin checks)")
+        if runs is not None:
+            require_extra("durable", "dbos", needed_by="toolwire web --runs")
     except Exception as exc:
         raise CliError(str(exc)) from None
     secret = _serve_token(token, token_file) or secrets.token_urlsafe(24)
@@ -108,7 +126,14 @@ def web(
                 resolved, tools=every, instructions=instructions, max_iterations=max_iterations
             )
             info = {"model": described, "tools": [_describe(t) for t in every]}
-            app = web_app(agent, token=secret, allowed_hosts=hosts, info=info)
+            app = web_app(
+                agent,
+                token=secret,
+                allowed_hosts=hosts,
+                info=info,
+                runs_db=runs,
+                allow_stdio=allow_stdio,
+            )
             server = uvicorn_server(app)
             url = f"{base}/#token={secret}"
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

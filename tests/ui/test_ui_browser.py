@@ -8,6 +8,7 @@ approval, show the answer and the run's timeline, and render every piece of data
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -16,7 +17,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
+from runs_helpers import running_worker, wait_finished, wait_paused
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -65,17 +68,18 @@ def _binary(name: str) -> str:
     return found
 
 
-@pytest.fixture
-def page_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
-    (tmp_path / "hostile_tools.py").write_text(TOOLS)
-    tools = f"hostile_tools:{getattr(request, 'param', 'TOOLS')}"
-    command = [sys.executable, "-m", "toolwire.cli", "web", "--model", "test", "--tools", tools]
+@contextlib.contextmanager
+def web_page(folder: Path, tools: str, *args: str) -> Iterator[str]:
+    """`toolwire web` with the hostile tools module's list `tools` (and `args`) in a process on
+    a free port; yields the URL it prints (token included)."""
+    (folder / "hostile_tools.py").write_text(TOOLS)
+    command = [sys.executable, "-m", "toolwire.cli", "web", "--model", "test"]
     proc = subprocess.Popen(
-        [*command, "--port", "0"],
+        [*command, "--tools", f"hostile_tools:{tools}", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=tmp_path,
+        cwd=folder,
         env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "TOOLWIRE_TEST_MARKER": "ui-browser"},
     )
     try:
@@ -90,6 +94,12 @@ def page_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate(timeout=30)
+
+
+@pytest.fixture
+def page_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    with web_page(tmp_path, getattr(request, "param", "TOOLS")) as url:
+        yield url
 
 
 @pytest.fixture
@@ -256,3 +266,43 @@ def test_inspect_a_served_calculator_and_call_it_from_the_form(
     assert SERVED_TOKEN not in wire
     images.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(images / "web-inspector.png"))
+
+
+def test_a_waiting_durable_run_is_approved_from_the_page(
+    tmp_path: Path, browser: WebDriver
+) -> None:
+    images = ROOT / "docs" / "images" if os.environ.get(SCREENSHOTS) == "1" else tmp_path
+    with running_worker(tmp_path) as (db, worker):
+        worker.start("page-done", "charge:a")
+        # The order is markup: it reaches the page as the call's arguments and result.
+        worker.start("page-wait", "charge:b", "refund:<b>bold</b>")
+        (call_id,) = anyio.run(wait_paused, db, "page-wait")
+        with web_page(tmp_path, "TOOLS", "--runs", db) as url:
+            browser.get(url)
+            wait(browser, lambda d: d.find_element(By.ID, "tab-runs").is_displayed())
+            browser.find_element(By.ID, "tab-runs").click()
+            row = "#runs-list button[data-run='page-wait']"
+            wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, row))
+            states = {
+                b.get_attribute("data-run"): b.get_attribute("data-state")
+                for b in browser.find_elements(By.CSS_SELECTOR, "#runs-list button")
+            }
+            assert states == {"page-done": "succeeded", "page-wait": "waiting (1 call)"}
+            browser.find_element(By.CSS_SELECTOR, row).click()
+            wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#run-pending .pending"))
+            pending = browser.find_element(By.CSS_SELECTOR, "#run-pending .pending")
+            assert pending.get_attribute("data-call-id") == call_id
+            assert '"order": "<b>bold</b>"' in pending.text
+            images.mkdir(parents=True, exist_ok=True)
+            assert browser.save_screenshot(str(images / "web-runs.png"))
+
+            pending.find_element(By.CSS_SELECTOR, "button.approve").click()
+            wait(browser, lambda d: "approved refund" in d.find_element(By.ID, "run-message").text)
+            # The worker runs the call and finishes; the screen follows it by itself.
+            facts = (By.ID, "run-facts")
+            wait(browser, lambda d: "succeeded" in d.find_element(*facts).text, timeout=60)
+            conversation = browser.find_element(By.ID, "run-conversation").text
+            assert "refunded <b>bold</b>" in conversation
+            assert browser.find_elements(By.CSS_SELECTOR, "#runs-screen b") == []
+            assert browser.find_element(By.ID, "run-approve-all").get_property("disabled")
+            assert anyio.run(wait_finished, db, "page-wait").text.endswith("refunded <b>bold</b>")

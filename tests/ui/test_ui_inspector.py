@@ -14,7 +14,7 @@ from ui_helpers import serve
 
 from toolwire import Agent, ScriptedModel, tool
 from toolwire._web import web_app
-from toolwire._web.inspector import _Exchange, _Recording  # pyright: ignore[reportPrivateUsage]
+from toolwire._web.wire import Exchange, Recording
 from toolwire.mcp import create_app, prompt, resource
 from toolwire.prebuilt import calculator
 
@@ -175,8 +175,8 @@ async def test_sse_answers_are_recorded_event_by_event_as_they_arrive() -> None:
     def answer(request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
 
-    record = _Exchange()
-    recording = _Recording(record, httpx2.MockTransport(answer))
+    record = Exchange()
+    recording = Recording(record, httpx2.MockTransport(answer))
     async with (
         httpx2.AsyncClient(transport=recording) as http,
         http.stream("POST", "http://mcp.test/mcp", json={"id": 1}) as response,

@@ -55,7 +55,7 @@ async def test_the_api_needs_the_token() -> None:
         wrong = await http.get("/api/info", headers={"authorization": "Bearer nope"})
         right = await http.get("/api/info", headers=AUTH)
     assert (without.status_code, wrong.status_code) == (401, 401)
-    assert right.json() == {"model": "m", "tools": []}
+    assert right.json() == {"model": "m", "tools": [], "stdio": False}
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,11 @@
 const inspector = { tools: [], chosen: null, fields: [] };
 
 function showScreen(name) {
-  $("chat-screen").hidden = name !== "chat";
-  $("inspector-screen").hidden = name !== "inspector";
-  $("tab-chat").classList.toggle("active", name === "chat");
-  $("tab-inspector").classList.toggle("active", name === "inspector");
+  for (const screen of ["chat", "inspector", "runs"]) {
+    $(`${screen}-screen`).hidden = name !== screen;
+    $(`tab-${screen}`).classList.toggle("active", name === screen);
+  }
+  document.dispatchEvent(new CustomEvent("toolwire-screen", { detail: name }));
 }
 
 async function inspectorPost(action, body) {
@@ -58,7 +59,8 @@ function drawExchange(entries) {
   box.parentElement.scrollTop = box.parentElement.scrollHeight;
 }
 
-function listing(target, items, describe) {
+// A listing as buttons (each opens `open(item)`), or the reason the server gave for none.
+function listing(target, items, describe, open) {
   const list = $(target);
   list.replaceChildren();
   if (typeof items === "string") {
@@ -66,7 +68,50 @@ function listing(target, items, describe) {
     return;
   }
   if (!items.length) list.append(el("li", "muted", "none"));
-  for (const item of items) list.append(el("li", "", describe(item)));
+  for (const item of items) {
+    const button = el("button", "", describe(item));
+    button.type = "button";
+    button.addEventListener("click", () => {
+      for (const other of document.querySelectorAll("#inspect-side button.chosen")) other.classList.remove("chosen");
+      button.classList.add("chosen");
+      $("inspect-tool").hidden = true;
+      open(item);
+    });
+    const entry = el("li");
+    entry.append(button);
+    list.append(entry);
+  }
+}
+
+// What the connect form sends: a URL with its sign-in, or (when allowed) a command line.
+function connectBody() {
+  if ($("inspect-transport").value === "stdio") {
+    const command = $("inspect-command").value.trim();
+    if (!command) throw new Error("type the command that starts the server");
+    return { transport: "stdio", command };
+  }
+  const url = $("inspect-url").value.trim();
+  if (!url) throw new Error("type the server's URL");
+  const body = { url };
+  const auth = $("inspect-auth").value;
+  if (auth === "bearer") body.token = $("inspect-token").value;
+  if (auth === "client_credentials") {
+    body.auth = {
+      kind: "client_credentials",
+      clientId: $("inspect-client-id").value.trim(),
+      clientSecret: $("inspect-client-secret").value,
+      scope: $("inspect-scope").value.trim() || undefined,
+    };
+  }
+  return body;
+}
+
+function connectFields() {
+  const stdio = $("inspect-transport").value === "stdio";
+  $("inspect-remote").hidden = stdio;
+  $("inspect-command").hidden = !stdio;
+  $("inspect-token").hidden = $("inspect-auth").value !== "bearer";
+  $("inspect-cc").hidden = $("inspect-auth").value !== "client_credentials";
 }
 
 async function connect(event) {
@@ -75,8 +120,9 @@ async function connect(event) {
   status.textContent = "Connecting…";
   $("inspect-go").disabled = true;
   $("inspect-tool").hidden = true;
+  $("inspect-item").hidden = true;
   try {
-    const found = await inspectorPost("connect", { url: $("inspect-url").value.trim(), token: $("inspect-token").value });
+    const found = await inspectorPost("connect", connectBody());
     const server = found.server || {};
     status.textContent = `Connected to ${server.name || "a server"} ${server.version || ""} (MCP ${found.protocol || "?"}); ${found.tools.length} tools`;
     inspector.tools = found.tools;
@@ -92,9 +138,9 @@ async function connect(event) {
       list.append(item);
     }
     if (!found.tools.length) list.append(el("li", "muted", "none"));
-    listing("inspect-resources", found.resources, (r) => `${r.uri}  ${r.name || ""}${r.description ? ` — ${r.description}` : ""}`);
-    const prompts = found.prompts;
-    listing("inspect-prompts", prompts, (p) => `${p.name}(${(p.arguments || []).map((a) => a.name).join(", ")})${p.description ? ` — ${p.description}` : ""}`);
+    listing("inspect-resources", found.resources, (r) => `${r.uri}  ${r.name || ""}`, openResource);
+    listing("inspect-templates", found.resourceTemplates, (t) => `${t.uriTemplate}  ${t.name || ""}`, openTemplate);
+    listing("inspect-prompts", found.prompts, (p) => `${p.name}(${(p.arguments || []).map((a) => a.name).join(", ")})`, openPrompt);
     for (const problem of found.problems || []) $("inspect-tools").append(el("li", "muted", problem));
   } catch (error) {
     status.textContent = `Could not connect: ${error.message}`;
@@ -198,8 +244,10 @@ function readArguments() {
 
 async function chooseTool(tool, button) {
   for (const other of document.querySelectorAll("#inspect-tools button")) other.classList.remove("chosen");
+  for (const other of document.querySelectorAll("#inspect-side button.chosen")) other.classList.remove("chosen");
   button.classList.add("chosen");
   inspector.chosen = tool;
+  $("inspect-item").hidden = true;
   $("inspect-tool").hidden = false;
   $("inspect-tool-name").textContent = tool.title ? `${tool.name} (${tool.title})` : tool.name;
   $("inspect-tool-description").textContent = tool.description || "";
@@ -267,6 +315,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("inspect-url").placeholder = `${location.protocol}//127.0.0.1:8000/mcp`;
   $("tab-chat").addEventListener("click", () => showScreen("chat"));
   $("tab-inspector").addEventListener("click", () => showScreen("inspector"));
+  $("tab-runs").addEventListener("click", () => showScreen("runs"));
+  $("inspect-transport").addEventListener("change", connectFields);
+  $("inspect-auth").addEventListener("change", connectFields);
   $("inspect-connect").addEventListener("submit", connect);
   $("inspect-form").addEventListener("submit", callTool);
 });
