@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -24,7 +25,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 from ui_helpers import ROOT
 
 SCREENSHOTS = "TOOLWIRE_SCREENSHOTS"
@@ -165,6 +166,8 @@ def test_chat_tool_calls_approval_answer_and_timeline_in_a_real_browser(
     assert len(runs) == 2  # the run that paused, and the one the approval resumed
     labels = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#timeline .row .label")]
     assert "refund" in labels and "shout" in labels and "model #1" in labels
+    details = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#timeline .detail")]
+    assert any(d.endswith("· cost unknown") for d in details)  # the offline model is unpriced
     summaries = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#timeline .summary")]
     assert "stopped: completed" in summaries[0]  # the newest run comes first
     assert summaries[1] == "stopped: waiting for approval"
@@ -228,6 +231,8 @@ def test_inspect_a_served_calculator_and_call_it_from_the_form(
     browser.find_element(By.ID, "tab-inspector").click()
     assert browser.find_element(By.ID, "chat-screen").is_displayed() is False
     browser.find_element(By.ID, "inspect-url").send_keys(served_prebuilt)
+    assert not browser.find_element(By.ID, "inspect-transport").is_displayed()  # no stdio
+    Select(browser.find_element(By.ID, "inspect-auth")).select_by_value("bearer")
     browser.find_element(By.ID, "inspect-token").send_keys(SERVED_TOKEN)
     browser.find_element(By.ID, "inspect-go").click()
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#inspect-tools button"))
@@ -306,3 +311,69 @@ def test_a_waiting_durable_run_is_approved_from_the_page(
             assert browser.find_elements(By.CSS_SELECTOR, "#runs-screen b") == []
             assert browser.find_element(By.ID, "run-approve-all").get_property("disabled")
             assert anyio.run(wait_finished, db, "page-wait").text.endswith("refunded <b>bold</b>")
+
+
+def test_inspect_a_stdio_server_its_resources_templates_and_prompts(
+    tmp_path: Path, browser: WebDriver
+) -> None:
+    images = ROOT / "docs" / "images" if os.environ.get(SCREENSHOTS) == "1" else tmp_path
+    server = Path(__file__).with_name("inspected_server.py")
+    paths = os.pathsep.join([str(ROOT / "src"), str(server.parent)])
+    command = f"env PYTHONPATH={shlex.quote(paths)} {shlex.quote(sys.executable)} {server}"
+    with web_page(tmp_path, "TOOLS", "--allow-stdio") as url:
+        browser.get(url)
+        wait(browser, lambda d: d.find_element(By.ID, "model").text.startswith("model:"))
+        browser.find_element(By.ID, "tab-inspector").click()
+        Select(browser.find_element(By.ID, "inspect-transport")).select_by_value("stdio")
+        assert not browser.find_element(By.ID, "inspect-url").is_displayed()
+        browser.find_element(By.ID, "inspect-command").send_keys(command)
+        browser.find_element(By.ID, "inspect-go").click()
+        wait(
+            browser, lambda d: d.find_element(By.ID, "inspect-status").text.startswith("Connected")
+        )
+
+        def open_item(list_id: str, text: str) -> None:
+            for button in browser.find_elements(By.CSS_SELECTOR, f"#{list_id} button"):
+                if button.text.startswith(text):
+                    button.click()
+                    return
+            raise AssertionError(f"no {text!r} in #{list_id}")
+
+        def read() -> str:
+            browser.find_element(By.ID, "inspect-item-go").click()
+            wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#inspect-content .content"))
+            return browser.find_element(By.ID, "inspect-content").text
+
+        # Markup and script in a resource are text; nothing of them renders or runs.
+        open_item("inspect-resources", "notes://hostile")
+        assert '<img src=x onerror="window.pwned=4"><script>window.pwned=5</script>note' in read()
+        open_item("inspect-resources", "image://dot")
+        read()
+        (image,) = browser.find_elements(By.CSS_SELECTOR, "#inspect-content img")
+        assert (image.get_attribute("src") or "").startswith("data:image/png;base64,iVBOR")
+        open_item("inspect-resources", "image://vector")  # an SVG may carry script: no image
+        assert "binary image/svg+xml" in read()
+        assert browser.find_elements(By.CSS_SELECTOR, "#inspect-content img") == []
+
+        open_item("inspect-templates", "weather://{city}/now")
+        browser.find_element(By.CSS_SELECTOR, "#inspect-item-fields input[name='city']").send_keys(
+            "São Paulo"
+        )
+        assert "Weather in São Paulo: sunny <b>São Paulo</b>" in read()
+
+        open_item("inspect-prompts", "review(")
+        fields = "#inspect-item-fields input[name='{}']"
+        browser.find_element(By.CSS_SELECTOR, fields.format("code")).send_keys("x = 1")
+        browser.find_element(By.CSS_SELECTOR, fields.format("style")).send_keys("<i>long</i>")
+        browser.find_element(By.ID, "inspect-item-go").click()
+        wait(browser, lambda d: "x = 1" in d.find_element(By.ID, "inspect-content").text)
+        prompt = browser.find_element(By.ID, "inspect-content").text
+        assert "Review (<i>long</i>): <script>window.pwned=6</script>x = 1" in prompt
+        assert (
+            browser.find_elements(By.CSS_SELECTOR, "#inspector-screen i, #inspector-screen b") == []
+        )
+        assert browser.execute_script("return window.pwned === undefined") is True
+        wire = browser.find_element(By.ID, "inspect-exchange").text
+        assert "stdio" in wire and '"method": "prompts/get"' in wire
+        images.mkdir(parents=True, exist_ok=True)
+        assert browser.save_screenshot(str(images / "web-inspector-prompt.png"))
