@@ -28,6 +28,8 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from ui_helpers import ROOT
 
+from _ports import free_port
+
 SCREENSHOTS = "TOOLWIRE_SCREENSHOTS"
 """Set to 1 to write the screenshots into docs/images/ (by default they go to a temp dir)."""
 
@@ -377,3 +379,53 @@ def test_inspect_a_stdio_server_its_resources_templates_and_prompts(
         assert "stdio" in wire and '"method": "prompts/get"' in wire
         images.mkdir(parents=True, exist_ok=True)
         assert browser.save_screenshot(str(images / "web-inspector-prompt.png"))
+
+
+@pytest.fixture
+def signed_in_server(tmp_path: Path) -> Iterator[str]:
+    """inspected_server.py's authorization server and the MCP server behind it, in a process;
+    yields the MCP URL."""
+    server = Path(__file__).with_name("inspected_server.py")
+    ports = [str(free_port()), str(free_port())]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(server.parent)])}
+    proc = subprocess.Popen(
+        [sys.executable, str(server), "oauth", *ports],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()  # printed once both servers listen
+        assert url.endswith("/mcp"), proc.stderr.read() if proc.stderr else ""
+        yield url
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def test_sign_in_to_a_server_in_a_browser_tab(
+    page_url: str, signed_in_server: str, browser: WebDriver
+) -> None:
+    browser.get(page_url)
+    wait(browser, lambda d: d.find_element(By.ID, "model").text.startswith("model:"))
+    browser.find_element(By.ID, "tab-inspector").click()
+    browser.find_element(By.ID, "inspect-url").send_keys(signed_in_server)
+    Select(browser.find_element(By.ID, "inspect-auth")).select_by_value("oauth")
+    browser.find_element(By.ID, "inspect-go").click()
+    # The page shows the authorization server's address while the connect waits.
+    wait(browser, lambda d: d.find_element(By.ID, "inspect-signin-link").is_displayed())
+    link = browser.find_element(By.ID, "inspect-signin-link")
+    assert (link.get_attribute("href") or "").startswith("http://127.0.0.1:")
+    assert link.get_attribute("rel") == "noopener noreferrer"
+    page = browser.current_window_handle
+    link.click()  # a new tab: the server consents at once and redirects back to toolwire
+    wait(browser, lambda d: len(d.window_handles) == 2)
+    browser.switch_to.window(next(h for h in browser.window_handles if h != page))
+    wait(browser, lambda d: "Signed in" in d.find_element(By.TAG_NAME, "body").text)
+    browser.close()
+    browser.switch_to.window(page)
+    wait(browser, lambda d: d.find_element(By.ID, "inspect-status").text.startswith("Connected"))
+    assert "signed" in browser.find_element(By.ID, "inspect-status").text
+    assert not browser.find_element(By.ID, "inspect-signin").is_displayed()

@@ -11,24 +11,30 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import anyio
 import httpx
 import httpx2
 import pytest
-from inspected_server import HOSTILE_HTML, PNG, PROMPTS, RESOURCES, TOOLS
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
+from inspected_server import (
+    CLIENT,
+    HOSTILE_HTML,
+    ISSUED,
+    PNG,
+    PROMPTS,
+    RESOURCES,
+    TOOLS,
+    serve_signed_in,
+)
 from ui_helpers import ROOT, serve
 
 from _ports import free_port
-from toolwire import Agent, AuthInfo, ScriptedModel
+from toolwire import Agent, ScriptedModel
 from toolwire._web import web_app
 from toolwire._web.inspector import _content  # pyright: ignore[reportPrivateUsage]
 from toolwire._web.wire import Exchange, Recording
-from toolwire.errors import InvalidTokenError
-from toolwire.mcp import ProtectedResource, create_app
+from toolwire.mcp import create_app
 
 pytestmark = pytest.mark.anyio
 
@@ -322,68 +328,15 @@ async def test_a_stdio_server_from_a_command_line(stdio_page: httpx.AsyncClient)
         assert refused.status_code == status, (bad, refused.text)
 
 
-CLIENT = ("inspector", "the-client-secret-0123456789")
-ISSUED = "an-access-token-issued-by-the-test-server"
-
-
-def authorization_server(base: str, grants: list[dict[str, str]]) -> Starlette:
-    """An OAuth authorization server that knows one client and grants it `ISSUED` by client
-    credentials (Basic authentication); each grant's form is kept in `grants`."""
-
-    async def metadata(request: Request) -> JSONResponse:
-        return JSONResponse(
-            {
-                "issuer": base,
-                "authorization_endpoint": f"{base}/authorize",  # required by RFC 8414
-                "token_endpoint": f"{base}/token",
-                "grant_types_supported": ["client_credentials"],
-                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
-                "response_types_supported": ["code"],
-            }
-        )
-
-    async def token(request: Request) -> JSONResponse:
-        form = {k: str(v) for k, v in (await request.form()).items()}
-        grants.append(form)
-        basic = base64.b64encode(":".join(CLIENT).encode()).decode()
-        if request.headers.get("authorization") != f"Basic {basic}":
-            return JSONResponse({"error": "invalid_client"}, status_code=401)
-        if form.get("grant_type") != "client_credentials":
-            return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
-        answer = {"access_token": ISSUED, "token_type": "Bearer", "expires_in": 3600}
-        return JSONResponse(answer)
-
-    return Starlette(
-        routes=[
-            Route("/.well-known/oauth-authorization-server", metadata),
-            Route("/token", token, methods=["POST"]),
-        ]
-    )
-
-
-class IssuedTokens:
-    async def verify(self, token: str) -> AuthInfo:
-        if token != ISSUED:
-            raise InvalidTokenError("not a token this server issued")
-        return AuthInfo(
-            subject="inspector", client_id=CLIENT[0], scopes=frozenset({"mcp"}), issuer="test"
-        )
-
-
 @pytest.fixture
 async def signed_in_url() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
     """An MCP server that takes only tokens from its authorization server; yields its URL and
     the grants the authorization server saw."""
     grants: list[dict[str, str]] = []
     as_port, mcp_port = free_port(), free_port()
-    issuer = f"http://127.0.0.1:{as_port}"
-    url = f"http://127.0.0.1:{mcp_port}/mcp"
-    oauth = ProtectedResource(
-        resource=url, authorization_server=issuer, scopes=["mcp"], verifier=IssuedTokens()
-    )
-    app = create_app(TOOLS, name="signed", oauth=oauth)
-    async with serve(authorization_server(issuer, grants), as_port), serve(app, mcp_port):
-        yield url, grants
+    authorization, mcp = serve_signed_in(as_port, mcp_port, grants)
+    async with serve(authorization, as_port), serve(mcp, mcp_port):
+        yield f"http://127.0.0.1:{mcp_port}/mcp", grants
 
 
 async def test_sign_in_with_client_credentials(
@@ -408,7 +361,8 @@ async def test_sign_in_with_client_credentials(
     refused = await page.post("/api/inspector/connect", json={"url": url, "auth": wrong})
     assert refused.status_code == 502 and "Signing in failed" in refused.json()["error"]
     for bad, message in (
-        ({"kind": "password"}, "client_credentials"),
+        ({"kind": "password"}, "client_credentials or oauth"),
+        ({"kind": "oauth", "clientSecret": "s"}, "needs its client id"),
         ({"kind": "client_credentials", "clientId": "x"}, "`clientSecret`"),
         ("token", "`auth` must be a JSON object"),
     ):
@@ -416,3 +370,37 @@ async def test_sign_in_with_client_credentials(
         assert answer.status_code == 400 and message in answer.json()["error"], answer.text
     both = await page.post("/api/inspector/connect", json={"url": url, "token": "t", "auth": auth})
     assert both.status_code == 400 and "not both" in both.json()["error"]
+
+
+async def test_sign_in_in_a_browser_tab_with_the_authorization_code_flow(
+    signed_in_url: tuple[str, list[dict[str, str]]], page: httpx.AsyncClient
+) -> None:
+    url, grants = signed_in_url
+    assert (await page.get("/api/inspector/signin")).json() == {"url": None}
+    answers: list[httpx.Response] = []
+
+    async def connect() -> None:
+        body = {"url": url, "auth": {"kind": "oauth"}}
+        answers.append(await page.post("/api/inspector/connect", json=body))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(connect)
+        # The page asks for the address to show while the connect waits for the person.
+        with anyio.fail_after(30):
+            # Polled, as the page does: the API offers no event to wait on.
+            while not (address := (await page.get("/api/inspector/signin")).json()["url"]):  # noqa: ASYNC110
+                await anyio.sleep(0.05)
+        asked = urlsplit(address)
+        assert asked.path == "/authorize" and "code_challenge=" in asked.query
+        # The person opens it: the authorization server sends them back to this process.
+        async with httpx.AsyncClient(follow_redirects=True, timeout=30) as person:
+            back = await person.get(address)
+        assert back.status_code == 200 and "Signed in" in back.text
+    (answer,) = answers
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["server"]["name"] == "signed"
+    assert [g["grant_type"] for g in grants] == ["authorization_code"]
+    call = {"name": "calculator", "arguments": {"expression": "3*3"}}
+    assert (await page.post("/api/inspector/call", json=call)).json()["text"] == "9"
+    assert (await page.get("/api/inspector/signin")).json() == {"url": None}
+    assert ISSUED not in json.dumps((await page.get("/api/inspector/exchange")).json())

@@ -112,6 +112,14 @@ async def test_approve_deny_and_cancel_move_the_runs_on_in_their_worker(
     assert denied.json()["decided"][0]["decision"] == "refused"
     assert "not today" in (await wait_finished(db, "web-deny")).text
 
+    # A result given in the page stands in for running the call.
+    worker.start("web-answer", "refund:g")
+    (answer_id,) = await wait_paused(db, "web-answer")
+    body = {"runId": "web-answer", "results": {answer_id: "refunded by hand"}}
+    answered = await page.post("/api/runs/approve", json=body)
+    assert answered.json()["decided"][0]["decision"] == "answered", answered.text
+    assert (await wait_finished(db, "web-answer")).text.endswith("refunded by hand")
+
     cancelled = await page.post("/api/runs/cancel", json={"runId": "web-cancel"})
     assert (
         cancelled.status_code == 200 and "cancelled run web-cancel" in cancelled.json()["message"]

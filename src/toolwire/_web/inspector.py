@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import re
 import shlex
 import time
 import typing
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
 
 from ..errors import SchemaError, UnsupportedError
-from ..mcp._content import McpError
+from ..mcp._content import McpAuthError, McpError
 from ..mcp._stdio import StdioTransport
-from ..mcp.auth import ClientCredentials
+from ..mcp.auth import ClientCredentials, OAuth
 from ..mcp.client import McpClient, McpTool, StdioServerParameters
+from ..mcp.login import LoopbackLogin
 from ..tokens import tool_cost
 from ..tools import DIALECTS, compile_schema
 from ..ui._asgi import BadRequest, Receive, Scope, Send, read_json, send_json
@@ -39,6 +42,7 @@ from .wire import Exchange, LoggedTransport, Recording
 __all__ = ["Inspector"]
 
 _RESULT_CHARS = 200_000
+_SIGN_IN_SECONDS = 300.0
 _IMAGE_BYTES = 5_000_000
 # Only raster types a browser cannot run script in; SVG is markup and is shown as binary.
 _IMAGE_TYPES = re.compile(r"image/(?:png|jpeg|gif|webp)")
@@ -49,6 +53,7 @@ class Inspector:
 
     def __init__(self, *, allow_stdio: bool = False) -> None:
         self.allow_stdio = allow_stdio
+        self.sign_in_url: str | None = None
         self.exchange = Exchange()
         self.client: McpClient | None = None
         self.http: httpx2.AsyncClient | None = None
@@ -70,6 +75,10 @@ class Inspector:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         action = scope["path"].removeprefix("/api/inspector/")
         try:
+            if action == "signin" and scope["method"] == "GET":
+                # Not under `connecting`: asked while a connect waits for the person to sign in.
+                await send_json(send, 200, {"url": self.sign_in_url})
+                return
             if action == "exchange" and scope["method"] == "GET":
                 await send_json(send, 200, {"exchange": list(self.exchange.entries)})
                 return
@@ -107,20 +116,22 @@ class Inspector:
         return {"exchange": list(self.exchange.entries)}
 
     async def _connect(self, body: dict[str, Any]) -> dict[str, Any]:
-        kind = body.get("transport", "http")
-        if kind == "stdio":
-            client = await self._stdio(body)
-        elif kind == "http":
-            client = await self._http(body)
-        else:
-            raise BadRequest("`transport` is http or stdio")
-        try:
-            await client.connect()
-        except BaseException:
-            await self.close()
-            raise
-        self.client = client
-        self.tools = {t.spec.name: t for t in await client.tools()}
+        # A browser sign-in's redirect listener lives while the connection is made.
+        async with contextlib.AsyncExitStack() as stack:
+            kind = body.get("transport", "http")
+            if kind == "stdio":
+                client = await self._stdio(body)
+            elif kind == "http":
+                client = await self._http(body, stack)
+            else:
+                raise BadRequest("`transport` is http or stdio")
+            try:
+                await client.connect()
+                self.client = client
+                self.tools = {t.spec.name: t for t in await client.tools()}
+            except BaseException:
+                await self.close()
+                raise
         return {
             "server": client.server_info or {},
             "protocol": client.protocol_version,
@@ -142,14 +153,14 @@ class Inspector:
             "problems": list(client.problems),
         }
 
-    async def _http(self, body: dict[str, Any]) -> McpClient:
+    async def _http(self, body: dict[str, Any], stack: contextlib.AsyncExitStack) -> McpClient:
         url = _text(body, "url")
         if not url.startswith(("http://", "https://")):
             raise BadRequest("the URL must start with http:// or https://")
         token = body.get("token") or None
         if token is not None and not isinstance(token, str):
             raise BadRequest("`token` must be a string")
-        auth = _sign_in(body.get("auth"))
+        auth = await self._sign_in(body.get("auth"), stack)
         if auth is not None and token is not None:
             raise BadRequest("give a bearer token or a sign-in, not both")
         await self.close()
@@ -163,6 +174,61 @@ class Inspector:
             http_client=self.http,
             follow_changes=False,
             timeout=60.0,
+        )
+
+    async def _sign_in(
+        self, auth: Any, stack: contextlib.AsyncExitStack
+    ) -> ClientCredentials | OAuth | None:
+        """The sign-in the page asked for: none; OAuth client credentials (no person needed);
+        or the authorization code flow, whose address the page shows (`GET signin`) for the
+        person to open, coming back to a loopback listener of this process."""
+        if auth is None:
+            return None
+        if not isinstance(auth, dict):
+            raise BadRequest("`auth` must be a JSON object")
+        auth = typing.cast(dict[str, Any], auth)
+        kind = auth.get("kind")
+        if not kind:
+            return None
+        scope = auth.get("scope") or None
+        if scope is not None and not isinstance(scope, str):
+            raise BadRequest("`auth.scope` must be a string")
+        if kind == "client_credentials":
+            return ClientCredentials(
+                _text(auth, "clientId"), _text(auth, "clientSecret"), scope=scope
+            )
+        if kind != "oauth":
+            raise BadRequest(
+                "`auth.kind` is client_credentials or oauth (a bearer goes in `token`)"
+            )
+        client_id = auth.get("clientId") or None
+        secret = auth.get("clientSecret") or None
+        if not isinstance(client_id, str | None) or not isinstance(secret, str | None):
+            raise BadRequest("`auth.clientId` and `auth.clientSecret` must be strings")
+        if secret is not None and client_id is None:
+            raise BadRequest("a client secret needs its client id")
+        login = await stack.enter_async_context(
+            LoopbackLogin(port=0, open_url=None, announce=_quiet, timeout=_SIGN_IN_SECONDS)
+        )
+
+        async def authorize(url: str) -> str:
+            # The address comes from the authorization server's metadata: only a web address
+            # may become a link in the page (never javascript: or data:).
+            if urlsplit(url).scheme not in ("http", "https"):
+                raise McpAuthError(f"the sign-in address is not a web address: {url[:80]!r}")
+            self.sign_in_url = url
+            try:
+                return await login.authorize(url)
+            finally:
+                self.sign_in_url = None
+
+        return OAuth(
+            authorize=authorize,
+            redirect_uri=login.redirect_uri,
+            client_name="toolwire web",
+            scope=scope,
+            client_id=client_id,
+            client_secret=secret,
         )
 
     async def _stdio(self, body: dict[str, Any]) -> McpClient:
@@ -300,23 +366,6 @@ def _text(body: dict[str, Any], key: str) -> str:
     return value
 
 
-def _sign_in(auth: Any) -> ClientCredentials | None:
-    """The sign-in the page asked for: none, or OAuth client credentials (no person needed)."""
-    if auth is None:
-        return None
-    if not isinstance(auth, dict):
-        raise BadRequest("`auth` must be a JSON object")
-    auth = typing.cast(dict[str, Any], auth)
-    if not auth.get("kind"):
-        return None
-    if auth.get("kind") != "client_credentials":
-        raise BadRequest("`auth.kind` is client_credentials (a bearer token goes in `token`)")
-    scope = auth.get("scope") or None
-    if scope is not None and not isinstance(scope, str):
-        raise BadRequest("`auth.scope` must be a string")
-    return ClientCredentials(_text(auth, "clientId"), _text(auth, "clientSecret"), scope=scope)
-
-
 def _dicts(value: Any) -> list[dict[str, Any]]:
     items = typing.cast(list[Any], value) if isinstance(value, list) else []
     return [typing.cast(dict[str, Any], v) for v in items if isinstance(v, dict)]
@@ -345,3 +394,7 @@ def _content(part: dict[str, Any]) -> dict[str, Any]:
             return {"type": "image", "mimeType": mime, "data": data, "bytes": size}
         return {"type": "binary", "mimeType": mime, "bytes": size}
     return {"type": "other", "text": json.dumps(part, indent=2, default=str)[:_RESULT_CHARS]}
+
+
+def _quiet(message: str) -> None:
+    """The page shows the sign-in address (`GET signin`); nothing is printed."""

@@ -95,9 +95,9 @@ function connectBody() {
   const body = { url };
   const auth = $("inspect-auth").value;
   if (auth === "bearer") body.token = $("inspect-token").value;
-  if (auth === "client_credentials") {
+  if (auth === "client_credentials" || auth === "oauth") {
     body.auth = {
-      kind: "client_credentials",
+      kind: auth,
       clientId: $("inspect-client-id").value.trim(),
       clientSecret: $("inspect-client-secret").value,
       scope: $("inspect-scope").value.trim() || undefined,
@@ -111,7 +111,35 @@ function connectFields() {
   $("inspect-remote").hidden = stdio;
   $("inspect-command").hidden = !stdio;
   $("inspect-token").hidden = $("inspect-auth").value !== "bearer";
-  $("inspect-cc").hidden = $("inspect-auth").value !== "client_credentials";
+  const auth = $("inspect-auth").value;
+  $("inspect-cc").hidden = auth !== "client_credentials" && auth !== "oauth";
+  const optional = auth === "oauth" ? " (optional: else the server registers this page)" : "";
+  $("inspect-client-id").placeholder = `client id${optional}`;
+  $("inspect-client-secret").placeholder = `client secret${auth === "oauth" ? " (optional)" : ""}`;
+}
+
+// While a connect waits for a browser sign-in, the address to open is shown as a link: only
+// an http(s) address ever becomes one (it comes from the authorization server's metadata).
+async function watchSignIn(done) {
+  const box = $("inspect-signin");
+  while (!done.value) {
+    try {
+      const answer = await (await api("/api/inspector/signin")).json();
+      const link = $("inspect-signin-link");
+      if (answer.url && /^https?:\/\//i.test(answer.url)) {
+        link.href = answer.url;
+        link.title = answer.url;
+        box.hidden = false;
+      } else {
+        link.removeAttribute("href");
+        box.hidden = true;
+      }
+    } catch {
+      // the next look may do better
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  box.hidden = true;
 }
 
 async function connect(event) {
@@ -121,8 +149,11 @@ async function connect(event) {
   $("inspect-go").disabled = true;
   $("inspect-tool").hidden = true;
   $("inspect-item").hidden = true;
+  const done = { value: false };
   try {
-    const found = await inspectorPost("connect", connectBody());
+    const body = connectBody();
+    if (body.auth && body.auth.kind === "oauth") watchSignIn(done);
+    const found = await inspectorPost("connect", body);
     const server = found.server || {};
     status.textContent = `Connected to ${server.name || "a server"} ${server.version || ""} (MCP ${found.protocol || "?"}); ${found.tools.length} tools`;
     inspector.tools = found.tools;
@@ -145,6 +176,7 @@ async function connect(event) {
   } catch (error) {
     status.textContent = `Could not connect: ${error.message}`;
   } finally {
+    done.value = true;
     $("inspect-go").disabled = false;
   }
 }

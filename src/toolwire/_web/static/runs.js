@@ -185,8 +185,10 @@ function drawConversation(messages) {
       else if (part.kind) texts.push(`[${part.kind}]`);
     }
     if (message.call_id) texts.unshift(`[${message.call_id}] ${message.name || ""}:`);
-    line.append(el("span", "text", texts.join("\n")));
+    const text = el("span", "text");
+    line.append(text);
     box.append(line);
+    showResult(text, texts.join("\n")); // long texts cut, with "show all" (app.js)
   }
 }
 
