@@ -1,5 +1,6 @@
 """`toolwire web`: a local page to chat with an agent (streamed text and tool calls, approval
-buttons, stop), see each run as a timeline, and inspect MCP servers (`_web/inspector.py`).
+buttons, stop), see each run as a timeline, inspect MCP servers (`_web/inspector.py`) and steer
+the durable runs of a database (`--runs`, `_web/runs.py`).
 
 `cli` registers the command; the page and its API live in `_web` (over `agent.to_ag_ui`), the
 Host/Origin and token checks are the MCP server's, as `toolwire serve` has them.
@@ -85,8 +86,8 @@ def web(
         ),
     ] = None,
 ) -> None:
-    """Open a local page to chat with an agent, see each run's timeline and inspect MCP
-    servers; Ctrl-C stops.
+    """Open a local page to chat with an agent, see each run's timeline, inspect MCP servers
+    and (with --runs) steer durable runs; Ctrl-C stops.
 
     The page's API needs the token in the printed URL (a new one each start unless given), and
     answers only requests naming this machine (or an --allowed-host) from its own page.
