@@ -404,3 +404,31 @@ async def test_sign_in_in_a_browser_tab_with_the_authorization_code_flow(
     assert (await page.post("/api/inspector/call", json=call)).json()["text"] == "9"
     assert (await page.get("/api/inspector/signin")).json() == {"url": None}
     assert ISSUED not in json.dumps((await page.get("/api/inspector/exchange")).json())
+
+
+async def test_a_sign_in_nobody_finishes_is_given_up_by_a_disconnect(
+    signed_in_url: tuple[str, list[dict[str, str]]], page: httpx.AsyncClient
+) -> None:
+    url, grants = signed_in_url
+    answers: list[httpx.Response] = []
+
+    async def connect() -> None:
+        body = {"url": url, "auth": {"kind": "oauth"}}
+        answers.append(await page.post("/api/inspector/connect", json=body))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(connect)
+        with anyio.fail_after(30):
+            # Polled, as the page does: the API offers no event to wait on.
+            while not (await page.get("/api/inspector/signin")).json()["url"]:  # noqa: ASYNC110
+                await anyio.sleep(0.05)
+        with anyio.fail_after(30):  # at once, not after the sign-in's five minutes
+            assert (await page.post("/api/inspector/disconnect", json={})).status_code == 200
+    (given_up,) = answers
+    assert given_up.status_code == 502 and "the sign-in was given up" in given_up.json()["error"]
+    assert (await page.get("/api/inspector/signin")).json() == {"url": None}
+    assert grants == []  # nobody signed in
+    # The page can connect again at once.
+    auth = {"kind": "client_credentials", "clientId": CLIENT[0], "clientSecret": CLIENT[1]}
+    again = await page.post("/api/inspector/connect", json={"url": url, "auth": auth})
+    assert again.status_code == 200, again.text

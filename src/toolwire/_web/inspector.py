@@ -54,6 +54,7 @@ class Inspector:
     def __init__(self, *, allow_stdio: bool = False) -> None:
         self.allow_stdio = allow_stdio
         self.sign_in_url: str | None = None
+        self.signing_in: anyio.CancelScope | None = None
         self.exchange = Exchange()
         self.client: McpClient | None = None
         self.http: httpx2.AsyncClient | None = None
@@ -87,8 +88,7 @@ class Inspector:
                 raise BadRequest("the body must be a JSON object")
             body = typing.cast(dict[str, Any], body)
             if action == "connect":
-                async with self.connecting:
-                    answer = await self._connect(body)
+                answer = await self._connect_alone(body)
             elif action == "tool":
                 answer = self._tool(_text(body, "name"))
             elif action == "call":
@@ -98,6 +98,7 @@ class Inspector:
             elif action == "prompt":
                 answer = await self._prompt(body)
             elif action == "disconnect":
+                self._give_up()
                 async with self.connecting:
                     await self.close()
                 answer = {}
@@ -115,6 +116,19 @@ class Inspector:
     def _log(self) -> dict[str, Any]:
         return {"exchange": list(self.exchange.entries)}
 
+    def _give_up(self) -> None:
+        """End a sign-in nobody finished, so the connect waiting for it fails now rather than
+        after `_SIGN_IN_SECONDS` (only the wait is cancelled: the SDK's stdio client opens task
+        groups during a connect that a cancel scope around it could not hold)."""
+        if self.signing_in is not None:
+            self.signing_in.cancel()
+
+    async def _connect_alone(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One connect at a time: a newer one (or a disconnect) ends a sign-in under way."""
+        self._give_up()
+        async with self.connecting:
+            return await self._connect(body)
+
     async def _connect(self, body: dict[str, Any]) -> dict[str, Any]:
         # A browser sign-in's redirect listener lives while the connection is made.
         async with contextlib.AsyncExitStack() as stack:
@@ -130,7 +144,8 @@ class Inspector:
                 self.client = client
                 self.tools = {t.spec.name: t for t in await client.tools()}
             except BaseException:
-                await self.close()
+                with anyio.CancelScope(shield=True):  # closed whole, even when given up
+                    await self.close()
                 raise
         return {
             "server": client.server_info or {},
@@ -216,11 +231,13 @@ class Inspector:
             # may become a link in the page (never javascript: or data:).
             if urlsplit(url).scheme not in ("http", "https"):
                 raise McpAuthError(f"the sign-in address is not a web address: {url[:80]!r}")
-            self.sign_in_url = url
-            try:
-                return await login.authorize(url)
-            finally:
-                self.sign_in_url = None
+            with anyio.CancelScope() as waiting:
+                self.signing_in, self.sign_in_url = waiting, url
+                try:
+                    return await login.authorize(url)
+                finally:
+                    self.signing_in, self.sign_in_url = None, None
+            raise McpAuthError("the sign-in was given up: a newer connect or a disconnect came")
 
         return OAuth(
             authorize=authorize,

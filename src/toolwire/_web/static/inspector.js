@@ -350,6 +350,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("tab-runs").addEventListener("click", () => showScreen("runs"));
   $("inspect-transport").addEventListener("change", connectFields);
   $("inspect-auth").addEventListener("change", connectFields);
+  // Giving up a sign-in: the server ends the connect that waits for it.
+  $("inspect-signin-cancel").addEventListener("click", () => inspectorPost("disconnect", {}).catch(() => {}));
   $("inspect-connect").addEventListener("submit", connect);
   $("inspect-form").addEventListener("submit", callTool);
 });
