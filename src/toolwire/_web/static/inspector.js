@@ -125,6 +125,7 @@ async function watchSignIn(done) {
   while (!done.value) {
     try {
       const answer = await (await api("/api/inspector/signin")).json();
+      if (done.value) break; // an answer from before the connect ended is stale
       const link = $("inspect-signin-link");
       if (answer.url && /^https?:\/\//i.test(answer.url)) {
         link.href = answer.url;
@@ -177,6 +178,7 @@ async function connect(event) {
     status.textContent = `Could not connect: ${error.message}`;
   } finally {
     done.value = true;
+    $("inspect-signin").hidden = true;
     $("inspect-go").disabled = false;
   }
 }
