@@ -284,6 +284,7 @@ def test_a_waiting_durable_run_is_approved_from_the_page(
         # The order is markup: it reaches the page as the call's arguments and result.
         worker.start("page-wait", "charge:b", "refund:<b>bold</b>")
         (call_id,) = anyio.run(wait_paused, db, "page-wait")
+        anyio.run(wait_finished, db, "page-done")
         with web_page(tmp_path, "TOOLS", "--runs", db) as url:
             browser.get(url)
             wait(browser, lambda d: d.find_element(By.ID, "tab-runs").is_displayed())
