@@ -38,7 +38,21 @@ if TYPE_CHECKING:
     from ._run_result import PendingCall
     from .durable import RunClient, RunInfo
 
-__all__ = ["DB_ENV", "DEFAULT_DB", "database_url", "runs_app"]
+__all__ = [
+    "DB_ENV",
+    "DEFAULT_DB",
+    "approve_choice",
+    "cancel_run",
+    "database_url",
+    "decide_calls",
+    "deny_choice",
+    "details_json",
+    "info_json",
+    "list_rows",
+    "run_details",
+    "runs_app",
+    "status_filter",
+]
 
 DB_ENV = "TOOLWIRE_RUNS_DB"
 # The database `toolwire.durable.launch()` uses when given none, so both agree by default.
@@ -202,7 +216,8 @@ def _pending_json(waiting: RunResult | None) -> list[dict[str, Any]]:
     ]
 
 
-def _info_json(info: RunInfo, waiting: RunResult | None) -> dict[str, Any]:
+def info_json(info: RunInfo, waiting: RunResult | None) -> dict[str, Any]:
+    """One run as `toolwire runs list --json` prints it (and `toolwire web` answers it)."""
     return {
         "run_id": info.run_id,
         "agent": info.agent,
@@ -249,6 +264,135 @@ def _message_lines(message: Message, full: bool) -> list[tuple[str, str]]:
     return [("tool", f"[{message.call_id}] {message.name}:{mark} {cut(message.text, 300)}")]
 
 
+# --- what the commands do, on an open client (`toolwire web` calls these too) ---------------------
+
+
+def status_filter(status: Sequence[str]) -> list[str]:
+    """The `--status` words, checked: running, waiting, queued, succeeded, failed, cancelled."""
+    wanted = [s.lower() for s in status]
+    unknown = [s for s in wanted if s not in _FILTERS]
+    if unknown:
+        raise CliError(f"--status {unknown[0]!r}: use one of {', '.join(_FILTERS)}")
+    return wanted
+
+
+async def list_rows(
+    client: RunClient, wanted: Sequence[str], *, agent: str | None, limit: int
+) -> list[tuple[RunInfo, RunResult | None]]:
+    """The runs in the states `wanted` (all when empty), newest first, each with its pause."""
+    statuses = sorted({s for w in wanted for s in _FILTERS[w]}) or None
+    runs = await client.list(limit=limit, status=statuses, agent=agent)
+    rows = [(info, await _waiting(client, info)) for info in runs]
+    if "waiting" in wanted and "running" not in wanted:
+        rows = [(i, w) for i, w in rows if i.status != "PENDING" or w is not None]
+    if "running" in wanted and "waiting" not in wanted:
+        rows = [(i, w) for i, w in rows if i.status != "PENDING" or w is None]
+    return rows
+
+
+async def run_details(
+    client: RunClient, run_id: str, db: str
+) -> tuple[RunInfo, RunResult | None, RunResult | None, list[Message]]:
+    """One run: its info, its pause (if waiting), its result (if done) and its conversation."""
+    info = await _info(client, run_id, db)
+    waiting = await _waiting(client, info)
+    result = await client.result(run_id) if info.status == "SUCCESS" else None
+    messages = result.messages if result is not None else await client.conversation(run_id)
+    return info, waiting, result, messages
+
+
+def details_json(
+    info: RunInfo, waiting: RunResult | None, result: RunResult | None, messages: list[Message]
+) -> dict[str, Any]:
+    """One run as `toolwire runs show --json` prints it."""
+    data = info_json(info, waiting)
+    # The whole result, as the run codec writes it (`RunResult.from_json` reads it back).
+    data["result"] = None if result is None else dump_result(result)
+    data["messages"] = json.loads(dump_history(messages))
+    return data
+
+
+def approve_choice(
+    approvals: dict[str, bool | str],
+    call_ids: Sequence[str],
+    refused: Sequence[str],
+    answers: dict[str, Any],
+    reason: str | None,
+) -> Callable[[RunResult], None]:
+    """How `approve` fills `approvals`: the calls named (default every pending approval not
+    refused or answered) approved, the `refused` ones refused with `reason`."""
+
+    def choose(state: RunResult) -> None:
+        given = [i for i in call_ids if i not in refused and i not in answers]
+        if not call_ids:
+            given = [
+                p.call.id
+                for p in state.pending
+                if p.reason == "approval" and p.call.id not in refused and p.call.id not in answers
+            ]
+        approvals.update(dict.fromkeys(given, True))
+        approvals.update(dict.fromkeys(refused, reason or False))
+
+    return choose
+
+
+def deny_choice(
+    approvals: dict[str, bool | str], call_ids: Sequence[str], reason: str | None
+) -> Callable[[RunResult], None]:
+    """How `deny` fills `approvals`: the calls named (default every pending call) refused."""
+
+    def choose(state: RunResult) -> None:
+        approvals.update(dict.fromkeys(call_ids or _pending_ids(state), reason or False))
+
+    return choose
+
+
+async def decide_calls(
+    client: RunClient,
+    db: str,
+    run_id: str,
+    approvals: dict[str, bool | str],
+    results: dict[str, Any],
+    choose: Callable[[RunResult], None],
+) -> list[tuple[PendingCall, str]]:
+    """Send one decision; `choose(state)` fills `approvals`/`results` from the paused state.
+    Each pending call decided, with what was decided (answered, approved, refused)."""
+    info = await _info(client, run_id, db)
+    # A cancelled run keeps the pause it was cancelled in: it is decided once resumed.
+    state = await client.pending(run_id) if info.status in ("PENDING", "ENQUEUED") else None
+    if state is None:
+        raise CliError(f"run {run_id!r} is not waiting for a decision ({_it_is(info)})")
+    choose(state)
+    try:
+        await client.decide(run_id, approvals=approvals, results=results)
+    except ValueError as exc:
+        raise CliError(f"run {run_id!r}: {exc}") from None
+    decided: list[tuple[PendingCall, str]] = []
+    for pending in state.pending:
+        call_id = pending.call.id
+        if call_id in results:
+            decided.append((pending, "answered"))
+        elif approvals.get(call_id) is True:
+            decided.append((pending, "approved"))
+        elif call_id in approvals:
+            decided.append((pending, "refused"))
+    return decided
+
+
+async def cancel_run(client: RunClient, run_id: str, db: str) -> str:
+    """Cancel a run that has not finished; what happened, in a sentence."""
+    info = await _info(client, run_id, db)
+    if info.status in _FINISHED:
+        raise CliError(f"run {run_id!r} has already {_state(info, None)}: nothing to cancel")
+    if info.status == "CANCELLED":
+        return f"run {run_id} was already cancelled"
+    await client.cancel(run_id)
+    return (
+        f"cancelled run {run_id}: its worker stops it before its next step "
+        f"(toolwire runs resume {run_id} goes on from there)"
+    )
+
+
 # --- the commands -------------------------------------------------------------------------------
 
 
@@ -268,25 +412,15 @@ def list_runs(
     as_json: AsJson = False,
 ) -> None:
     """List the runs, newest first, with their state and pending approvals."""
-    wanted = [s.lower() for s in status or []]
-    unknown = [s for s in wanted if s not in _FILTERS]
-    if unknown:
-        raise CliError(f"--status {unknown[0]!r}: use one of {', '.join(_FILTERS)}")
-    statuses = sorted({s for w in wanted for s in _FILTERS[w]}) or None
+    wanted = status_filter(status or [])
 
     async def main() -> list[tuple[RunInfo, RunResult | None]]:
         async with _connected(db) as client:
-            runs = await client.list(limit=limit, status=statuses, agent=agent)
-            rows = [(info, await _waiting(client, info)) for info in runs]
-        if "waiting" in wanted and "running" not in wanted:
-            rows = [(i, w) for i, w in rows if i.status != "PENDING" or w is not None]
-        if "running" in wanted and "waiting" not in wanted:
-            rows = [(i, w) for i, w in rows if i.status != "PENDING" or w is None]
-        return rows
+            return await list_rows(client, wanted, agent=agent, limit=limit)
 
     rows = anyio.run(main)
     if as_json:
-        out.print_json(json.dumps([_info_json(info, waiting) for info, waiting in rows]))
+        out.print_json(json.dumps([info_json(info, waiting) for info, waiting in rows]))
         return
     if not rows:
         err.print("no runs", markup=False)
@@ -320,19 +454,11 @@ def show(
 
     async def main() -> tuple[RunInfo, RunResult | None, RunResult | None, list[Message]]:
         async with _connected(db) as client:
-            info = await _info(client, run_id, db)
-            waiting = await _waiting(client, info)
-            result = await client.result(run_id) if info.status == "SUCCESS" else None
-            messages = result.messages if result is not None else await client.conversation(run_id)
-        return info, waiting, result, messages
+            return await run_details(client, run_id, db)
 
     info, waiting, result, messages = anyio.run(main)
     if as_json:
-        data = _info_json(info, waiting)
-        # The whole result, as the run codec writes it (`RunResult.from_json` reads it back).
-        data["result"] = None if result is None else dump_result(result)
-        data["messages"] = json.loads(dump_history(messages))
-        out.print_json(json.dumps(data))
+        out.print_json(json.dumps(details_json(info, waiting, result, messages)))
         return
     rows = [
         ("run", info.run_id),
@@ -380,28 +506,9 @@ async def _decide(
     results: dict[str, Any],
     choose: Callable[[RunResult], None],
 ) -> list[tuple[PendingCall, str]]:
-    """Send one decision; `choose(state)` fills `approvals`/`results` from the paused state."""
+    """`decide_calls` on a connection of its own."""
     async with _connected(db) as client:
-        info = await _info(client, run_id, db)
-        # A cancelled run keeps the pause it was cancelled in: it is decided once resumed.
-        state = await client.pending(run_id) if info.status in ("PENDING", "ENQUEUED") else None
-        if state is None:
-            raise CliError(f"run {run_id!r} is not waiting for a decision ({_it_is(info)})")
-        choose(state)
-        try:
-            await client.decide(run_id, approvals=approvals, results=results)
-        except ValueError as exc:
-            raise CliError(f"run {run_id!r}: {exc}") from None
-    decided: list[tuple[PendingCall, str]] = []
-    for pending in state.pending:
-        call_id = pending.call.id
-        if call_id in results:
-            decided.append((pending, "answered"))
-        elif approvals.get(call_id) is True:
-            decided.append((pending, "approved"))
-        elif call_id in approvals:
-            decided.append((pending, "refused"))
-    return decided
+        return await decide_calls(client, db, run_id, approvals, results, choose)
 
 
 def _report(run_id: str, decided: Sequence[tuple[PendingCall, str]]) -> None:
@@ -447,18 +554,7 @@ def approve(
             raise CliError(f"--result takes CALL_ID=TEXT, got {pair!r}")
         answers[call_id] = text
     approvals: dict[str, bool | str] = {}
-
-    def choose(state: RunResult) -> None:
-        given = [i for i in call_ids or [] if i not in refused and i not in answers]
-        if not call_ids:
-            given = [
-                p.call.id
-                for p in state.pending
-                if p.reason == "approval" and p.call.id not in refused and p.call.id not in answers
-            ]
-        approvals.update(dict.fromkeys(given, True))
-        approvals.update(dict.fromkeys(refused, reason or False))
-
+    choose = approve_choice(approvals, call_ids or [], refused, answers, reason)
     _report(run_id, anyio.run(_decide, db, run_id, approvals, answers, choose))
 
 
@@ -475,10 +571,7 @@ def deny(
 ) -> None:
     """Refuse a waiting run's pending calls; the model is told and the run goes on."""
     approvals: dict[str, bool | str] = {}
-
-    def choose(state: RunResult) -> None:
-        approvals.update(dict.fromkeys(call_ids or _pending_ids(state), reason or False))
-
+    choose = deny_choice(approvals, call_ids or [], reason)
     no_results: dict[str, Any] = {}
     _report(run_id, anyio.run(_decide, db, run_id, approvals, no_results, choose))
 
@@ -491,18 +584,7 @@ def cancel(run_id: RunId, db: Db = DEFAULT_DB) -> None:
 
     async def main() -> str:
         async with _connected(db) as client:
-            info = await _info(client, run_id, db)
-            if info.status in _FINISHED:
-                raise CliError(
-                    f"run {run_id!r} has already {_state(info, None)}: nothing to cancel"
-                )
-            if info.status == "CANCELLED":
-                return f"run {run_id} was already cancelled"
-            await client.cancel(run_id)
-        return (
-            f"cancelled run {run_id}: its worker stops it before its next step "
-            f"(toolwire runs resume {run_id} goes on from there)"
-        )
+            return await cancel_run(client, run_id, db)
 
     out.print(anyio.run(main), markup=False)
 

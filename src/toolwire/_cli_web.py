@@ -1,5 +1,6 @@
 """`toolwire web`: a local page to chat with an agent (streamed text and tool calls, approval
-buttons, stop), see each run as a timeline, and inspect MCP servers (`_web/inspector.py`).
+buttons, stop), see each run as a timeline, inspect MCP servers (`_web/inspector.py`) and steer
+the durable runs of a database (`--runs`, `_web/runs.py`).
 
 `cli` registers the command; the page and its API live in `_web` (over `agent.to_ag_ui`), the
 Host/Origin and token checks are the MCP server's, as `toolwire serve` has them.
@@ -62,6 +63,22 @@ def web(
     token_file: Annotated[
         Path | None, typer.Option(help="Use the token held in this file.")
     ] = None,
+    runs: Annotated[
+        str | None,
+        typer.Option(
+            "--runs",
+            help="A durable runs database (sqlite:///path, a SQLite file, or postgresql://...) "
+            "to list, show, approve, deny and cancel its runs in the page.",
+        ),
+    ] = None,
+    allow_stdio: Annotated[
+        bool,
+        typer.Option(
+            "--allow-stdio",
+            help="Let the inspector start MCP servers from a command line typed in the page: "
+            "anyone with the page's token can then run any command as you. Off by default.",
+        ),
+    ] = False,
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(
@@ -69,8 +86,8 @@ def web(
         ),
     ] = None,
 ) -> None:
-    """Open a local page to chat with an agent, see each run's timeline and inspect MCP
-    servers; Ctrl-C stops.
+    """Open a local page to chat with an agent, see each run's timeline, inspect MCP servers
+    and (with --runs) steer durable runs; Ctrl-C stops.
 
     The page's API needs the token in the printed URL (a new one each start unless given), and
     answers only requests naming this machine (or an --allowed-host) from its own page.
@@ -80,6 +97,8 @@ def web(
     try:
         require_extra("ui", "ag_ui", needed_by="toolwire web")
         require_extra("mcp", needed_by="toolwire web (its Host and Origin checks)")
+        if runs is not None:
+            require_extra("durable", "dbos", needed_by="toolwire web --runs")
     except Exception as exc:
         raise CliError(str(exc)) from None
     secret = _serve_token(token, token_file) or secrets.token_urlsafe(24)
@@ -108,7 +127,14 @@ def web(
                 resolved, tools=every, instructions=instructions, max_iterations=max_iterations
             )
             info = {"model": described, "tools": [_describe(t) for t in every]}
-            app = web_app(agent, token=secret, allowed_hosts=hosts, info=info)
+            app = web_app(
+                agent,
+                token=secret,
+                allowed_hosts=hosts,
+                info=info,
+                runs_db=runs,
+                allow_stdio=allow_stdio,
+            )
             server = uvicorn_server(app)
             url = f"{base}/#token={secret}"
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

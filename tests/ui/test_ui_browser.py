@@ -8,7 +8,9 @@ approval, show the answer and the run's timeline, and render every piece of data
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -16,13 +18,17 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
+from runs_helpers import running_worker, wait_finished, wait_paused
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 from ui_helpers import ROOT
+
+from _ports import free_port
 
 SCREENSHOTS = "TOOLWIRE_SCREENSHOTS"
 """Set to 1 to write the screenshots into docs/images/ (by default they go to a temp dir)."""
@@ -65,17 +71,18 @@ def _binary(name: str) -> str:
     return found
 
 
-@pytest.fixture
-def page_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
-    (tmp_path / "hostile_tools.py").write_text(TOOLS)
-    tools = f"hostile_tools:{getattr(request, 'param', 'TOOLS')}"
-    command = [sys.executable, "-m", "toolwire.cli", "web", "--model", "test", "--tools", tools]
+@contextlib.contextmanager
+def web_page(folder: Path, tools: str, *args: str) -> Iterator[str]:
+    """`toolwire web` with the hostile tools module's list `tools` (and `args`) in a process on
+    a free port; yields the URL it prints (token included)."""
+    (folder / "hostile_tools.py").write_text(TOOLS)
+    command = [sys.executable, "-m", "toolwire.cli", "web", "--model", "test"]
     proc = subprocess.Popen(
-        [*command, "--port", "0"],
+        [*command, "--tools", f"hostile_tools:{tools}", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=tmp_path,
+        cwd=folder,
         env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "TOOLWIRE_TEST_MARKER": "ui-browser"},
     )
     try:
@@ -90,6 +97,12 @@ def page_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate(timeout=30)
+
+
+@pytest.fixture
+def page_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    with web_page(tmp_path, getattr(request, "param", "TOOLS")) as url:
+        yield url
 
 
 @pytest.fixture
@@ -155,6 +168,8 @@ def test_chat_tool_calls_approval_answer_and_timeline_in_a_real_browser(
     assert len(runs) == 2  # the run that paused, and the one the approval resumed
     labels = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#timeline .row .label")]
     assert "refund" in labels and "shout" in labels and "model #1" in labels
+    details = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#timeline .detail")]
+    assert any(d.endswith("· cost unknown") for d in details)  # the offline model is unpriced
     summaries = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#timeline .summary")]
     assert "stopped: completed" in summaries[0]  # the newest run comes first
     assert summaries[1] == "stopped: waiting for approval"
@@ -218,6 +233,8 @@ def test_inspect_a_served_calculator_and_call_it_from_the_form(
     browser.find_element(By.ID, "tab-inspector").click()
     assert browser.find_element(By.ID, "chat-screen").is_displayed() is False
     browser.find_element(By.ID, "inspect-url").send_keys(served_prebuilt)
+    assert not browser.find_element(By.ID, "inspect-transport").is_displayed()  # no stdio
+    Select(browser.find_element(By.ID, "inspect-auth")).select_by_value("bearer")
     browser.find_element(By.ID, "inspect-token").send_keys(SERVED_TOKEN)
     browser.find_element(By.ID, "inspect-go").click()
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#inspect-tools button"))
@@ -256,3 +273,160 @@ def test_inspect_a_served_calculator_and_call_it_from_the_form(
     assert SERVED_TOKEN not in wire
     images.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(images / "web-inspector.png"))
+
+
+def test_a_waiting_durable_run_is_approved_from_the_page(
+    tmp_path: Path, browser: WebDriver
+) -> None:
+    images = ROOT / "docs" / "images" if os.environ.get(SCREENSHOTS) == "1" else tmp_path
+    with running_worker(tmp_path) as (db, worker):
+        worker.start("page-done", "charge:a")
+        # The order is markup: it reaches the page as the call's arguments and result.
+        worker.start("page-wait", "charge:b", "refund:<b>bold</b>")
+        (call_id,) = anyio.run(wait_paused, db, "page-wait")
+        anyio.run(wait_finished, db, "page-done")
+        with web_page(tmp_path, "TOOLS", "--runs", db) as url:
+            browser.get(url)
+            wait(browser, lambda d: d.find_element(By.ID, "tab-runs").is_displayed())
+            browser.find_element(By.ID, "tab-runs").click()
+            row = "#runs-list button[data-run='page-wait']"
+            wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, row))
+            states = {
+                b.get_attribute("data-run"): b.get_attribute("data-state")
+                for b in browser.find_elements(By.CSS_SELECTOR, "#runs-list button")
+            }
+            assert states == {"page-done": "succeeded", "page-wait": "waiting (1 call)"}
+            browser.find_element(By.CSS_SELECTOR, row).click()
+            wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#run-pending .pending"))
+            pending = browser.find_element(By.CSS_SELECTOR, "#run-pending .pending")
+            assert pending.get_attribute("data-call-id") == call_id
+            assert '"order": "<b>bold</b>"' in pending.text
+            images.mkdir(parents=True, exist_ok=True)
+            assert browser.save_screenshot(str(images / "web-runs.png"))
+
+            pending.find_element(By.CSS_SELECTOR, "button.approve").click()
+            wait(browser, lambda d: "approved refund" in d.find_element(By.ID, "run-message").text)
+            # The worker runs the call and finishes; the screen follows it by itself.
+            facts = (By.ID, "run-facts")
+            wait(browser, lambda d: "succeeded" in d.find_element(*facts).text, timeout=60)
+            conversation = browser.find_element(By.ID, "run-conversation").text
+            assert "refunded <b>bold</b>" in conversation
+            assert browser.find_elements(By.CSS_SELECTOR, "#runs-screen b") == []
+            assert browser.find_element(By.ID, "run-approve-all").get_property("disabled")
+            assert anyio.run(wait_finished, db, "page-wait").text.endswith("refunded <b>bold</b>")
+
+
+def test_inspect_a_stdio_server_its_resources_templates_and_prompts(
+    tmp_path: Path, browser: WebDriver
+) -> None:
+    images = ROOT / "docs" / "images" if os.environ.get(SCREENSHOTS) == "1" else tmp_path
+    server = Path(__file__).with_name("inspected_server.py")
+    paths = os.pathsep.join([str(ROOT / "src"), str(server.parent)])
+    command = f"env PYTHONPATH={shlex.quote(paths)} {shlex.quote(sys.executable)} {server}"
+    with web_page(tmp_path, "TOOLS", "--allow-stdio") as url:
+        browser.get(url)
+        wait(browser, lambda d: d.find_element(By.ID, "model").text.startswith("model:"))
+        browser.find_element(By.ID, "tab-inspector").click()
+        Select(browser.find_element(By.ID, "inspect-transport")).select_by_value("stdio")
+        assert not browser.find_element(By.ID, "inspect-url").is_displayed()
+        browser.find_element(By.ID, "inspect-command").send_keys(command)
+        browser.find_element(By.ID, "inspect-go").click()
+        wait(
+            browser, lambda d: d.find_element(By.ID, "inspect-status").text.startswith("Connected")
+        )
+
+        def open_item(list_id: str, text: str) -> None:
+            for button in browser.find_elements(By.CSS_SELECTOR, f"#{list_id} button"):
+                if button.text.startswith(text):
+                    button.click()
+                    return
+            raise AssertionError(f"no {text!r} in #{list_id}")
+
+        def read() -> str:
+            browser.find_element(By.ID, "inspect-item-go").click()
+            wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#inspect-content .content"))
+            return browser.find_element(By.ID, "inspect-content").text
+
+        # Markup and script in a resource are text; nothing of them renders or runs.
+        open_item("inspect-resources", "notes://hostile")
+        assert '<img src=x onerror="window.pwned=4"><script>window.pwned=5</script>note' in read()
+        open_item("inspect-resources", "image://dot")
+        read()
+        (image,) = browser.find_elements(By.CSS_SELECTOR, "#inspect-content img")
+        assert (image.get_attribute("src") or "").startswith("data:image/png;base64,iVBOR")
+        open_item("inspect-resources", "image://vector")  # an SVG may carry script: no image
+        assert "binary image/svg+xml" in read()
+        assert browser.find_elements(By.CSS_SELECTOR, "#inspect-content img") == []
+
+        open_item("inspect-templates", "weather://{city}/now")
+        browser.find_element(By.CSS_SELECTOR, "#inspect-item-fields input[name='city']").send_keys(
+            "São Paulo"
+        )
+        assert "Weather in São Paulo: sunny <b>São Paulo</b>" in read()
+
+        open_item("inspect-prompts", "review(")
+        fields = "#inspect-item-fields input[name='{}']"
+        browser.find_element(By.CSS_SELECTOR, fields.format("code")).send_keys("x = 1")
+        browser.find_element(By.CSS_SELECTOR, fields.format("style")).send_keys("<i>long</i>")
+        browser.find_element(By.ID, "inspect-item-go").click()
+        wait(browser, lambda d: "x = 1" in d.find_element(By.ID, "inspect-content").text)
+        prompt = browser.find_element(By.ID, "inspect-content").text
+        assert "Review (<i>long</i>): <script>window.pwned=6</script>x = 1" in prompt
+        assert (
+            browser.find_elements(By.CSS_SELECTOR, "#inspector-screen i, #inspector-screen b") == []
+        )
+        assert browser.execute_script("return window.pwned === undefined") is True
+        wire = browser.find_element(By.ID, "inspect-exchange").text
+        assert "stdio" in wire and '"method": "prompts/get"' in wire
+        images.mkdir(parents=True, exist_ok=True)
+        assert browser.save_screenshot(str(images / "web-inspector-prompt.png"))
+
+
+@pytest.fixture
+def signed_in_server(tmp_path: Path) -> Iterator[str]:
+    """inspected_server.py's authorization server and the MCP server behind it, in a process;
+    yields the MCP URL."""
+    server = Path(__file__).with_name("inspected_server.py")
+    ports = [str(free_port()), str(free_port())]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(server.parent)])}
+    proc = subprocess.Popen(
+        [sys.executable, str(server), "oauth", *ports],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()  # printed once both servers listen
+        assert url.endswith("/mcp"), proc.stderr.read() if proc.stderr else ""
+        yield url
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def test_sign_in_to_a_server_in_a_browser_tab(
+    page_url: str, signed_in_server: str, browser: WebDriver
+) -> None:
+    browser.get(page_url)
+    wait(browser, lambda d: d.find_element(By.ID, "model").text.startswith("model:"))
+    browser.find_element(By.ID, "tab-inspector").click()
+    browser.find_element(By.ID, "inspect-url").send_keys(signed_in_server)
+    Select(browser.find_element(By.ID, "inspect-auth")).select_by_value("oauth")
+    browser.find_element(By.ID, "inspect-go").click()
+    # The page shows the authorization server's address while the connect waits.
+    wait(browser, lambda d: d.find_element(By.ID, "inspect-signin-link").is_displayed())
+    link = browser.find_element(By.ID, "inspect-signin-link")
+    assert (link.get_attribute("href") or "").startswith("http://127.0.0.1:")
+    assert link.get_attribute("rel") == "noopener noreferrer"
+    page = browser.current_window_handle
+    link.click()  # a new tab: the server consents at once and redirects back to toolwire
+    wait(browser, lambda d: len(d.window_handles) == 2)
+    browser.switch_to.window(next(h for h in browser.window_handles if h != page))
+    wait(browser, lambda d: "Signed in" in d.find_element(By.TAG_NAME, "body").text)
+    browser.close()
+    browser.switch_to.window(page)
+    wait(browser, lambda d: d.find_element(By.ID, "inspect-status").text.startswith("Connected"))
+    assert "signed" in browser.find_element(By.ID, "inspect-status").text
+    assert not browser.find_element(By.ID, "inspect-signin").is_displayed()

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ async def test_the_api_needs_the_token() -> None:
         wrong = await http.get("/api/info", headers={"authorization": "Bearer nope"})
         right = await http.get("/api/info", headers=AUTH)
     assert (without.status_code, wrong.status_code) == (401, 401)
-    assert right.json() == {"model": "m", "tools": []}
+    assert right.json() == {"model": "m", "tools": [], "stdio": False}
 
 
 @pytest.mark.parametrize(
@@ -91,6 +92,28 @@ async def test_the_chat_stream_carries_a_timeline_of_the_run() -> None:
     assert trace[1]["name"] == "add" and trace[1]["result"] == "3"
     assert trace[1]["seconds"] >= 0 and trace[0]["inputTokens"] > 0
     assert events[-1]["result"]["stopReason"] == "completed"
+    # The offline model has no price: each request says so, and why.
+    assert trace[0]["cost"] is None and "offline" in trace[0]["costReason"]
+
+
+async def test_each_model_request_in_the_timeline_carries_its_cost() -> None:
+    # Priced from the same tables as the run's total, by the provider that answered.
+    model = ScriptedModel([("add", {"a": 1, "b": 2}), "3."], model_name="gpt-4o", provider="openai")
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": "u", "role": "user", "content": "1+2"}],
+    }
+    async with client(app_for(Agent(model, tools=[add]))) as http:
+        response = await http.post("/api/agui", json=body, headers=AUTH)
+    events = sse_data(response.text)
+    trace = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "toolwire.trace"]
+    requests = [t for t in trace if t["kind"] == "model"]
+    costs = [Decimal(t["cost"]) for t in requests]
+    assert len(costs) == 2 and all(c > 0 for c in costs)
+    assert [t["costReason"] for t in requests] == [None, None]
+    total = events[-1]["result"]["cost"]
+    assert sum(costs) == Decimal(total)  # the requests add up to the run's cost
 
 
 async def test_a_refusal_and_an_approval_through_the_page_api() -> None:

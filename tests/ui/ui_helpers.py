@@ -21,9 +21,10 @@ NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
 
 
 @asynccontextmanager
-async def serve(app: Any) -> AsyncIterator[str]:
-    """Run an ASGI app with uvicorn in this event loop on a free port; yields its base URL."""
-    port = free_port()
+async def serve(app: Any, port: int | None = None) -> AsyncIterator[str]:
+    """Run an ASGI app with uvicorn in this event loop on `port` (default: a free one); yields
+    its base URL."""
+    port = port or free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as group:

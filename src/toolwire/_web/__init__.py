@@ -3,7 +3,8 @@ no CDN) and the API it calls, under the Host, Origin and token checks `toolwire 
 
 Routes: `GET /` and `GET /static/<file>` (the page; it holds no secret), `GET /api/info` (the
 model and tools), `POST /api/agui` (the agent over AG-UI, with `toolwire.trace` events),
-`/api/inspector/...` (the MCP server inspector, `inspector.py`). Every
+`/api/inspector/...` (the MCP server inspector, `inspector.py`), `/api/runs/...` (durable runs
+in the database given as `runs_db=`, `runs.py`; 404 without one). Every
 request passes the MCP server's Host/Origin check (DNS rebinding, other origins; a POST must be
 `application/json`, so a cross-site form cannot send one without a CORS preflight, which is
 never answered); the API also needs the bearer token the command printed in the page's URL.
@@ -50,7 +51,13 @@ def _static(name: str) -> bytes | None:
 
 
 def web_app(
-    agent: UiAgent, *, token: str, allowed_hosts: Sequence[str], info: dict[str, Any]
+    agent: UiAgent,
+    *,
+    token: str,
+    allowed_hosts: Sequence[str],
+    info: dict[str, Any],
+    runs_db: str | None = None,
+    allow_stdio: bool = False,
 ) -> ASGIApp:
     """The page and its API for `agent`.
 
@@ -59,19 +66,34 @@ def web_app(
         token: The bearer token every API request must carry.
         allowed_hosts: Host names accepted in `Host` and `Origin` (the local ones included).
         info: What `GET /api/info` answers (model, tools).
+        runs_db: A runs database (URL or SQLite file) for the durable-runs screen; none hides it.
+        allow_stdio: Let the inspector start MCP servers from a command line the page sends
+            (anyone holding the token can then run any command as this user).
     """
     from mcp.server.transport_security import TransportSecurityMiddleware  # the mcp extra
 
     security = TransportSecurityMiddleware(_security(allowed_hosts, True))
-    inspector = Inspector()
-    api = _BearerAuth(_Api(AgUiApp(agent, trace=True), info, inspector), token)
+    inspector = Inspector(allow_stdio=allow_stdio)
+    screen: ASGIApp | None = None
+    closers = [inspector.close]
+    if runs_db is not None:
+        from .runs import RunsScreen  # the durable extra (dbos)
+
+        runs_screen = RunsScreen(runs_db)
+        screen = runs_screen
+        closers.append(runs_screen.close)
+        info = {**info, "runs": runs_screen.shown}
+    info = {**info, "stdio": allow_stdio}
+    api = _BearerAuth(_Api(AgUiApp(agent, trace=True), info, inspector, screen), token)
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             try:
                 await lifespan(receive, send)
             finally:
-                await inspector.close()  # the inspected server's session ends with the page's
+                # The inspected server's session and the runs database close with the page.
+                for close in closers:
+                    await close()
             return
         if scope["type"] != "http":
             return
@@ -117,10 +139,13 @@ async def _page(path: str, scope: Scope, send: Send) -> None:
 
 
 class _Api:
-    def __init__(self, agui: ASGIApp, info: dict[str, Any], inspector: Inspector) -> None:
+    def __init__(
+        self, agui: ASGIApp, info: dict[str, Any], inspector: Inspector, runs: ASGIApp | None
+    ) -> None:
         self.agui = agui
         self.info = info
         self.inspector = inspector
+        self.runs = runs
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]
@@ -128,6 +153,13 @@ class _Api:
             await self.agui(scope, receive, send)
         elif path.startswith("/api/inspector/"):
             await self.inspector(scope, receive, send)
+        elif path.startswith("/api/runs/"):
+            if self.runs is None:
+                await send_json(
+                    send, 404, {"error": "no runs database: start toolwire web with --runs DB"}
+                )
+            else:
+                await self.runs(scope, receive, send)
         elif path == "/api/info" and scope["method"] == "GET":
             await send_json(send, 200, self.info)
         else:

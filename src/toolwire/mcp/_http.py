@@ -26,7 +26,12 @@ import anyio
 import anyio.abc
 import httpx2
 from mcp.client.auth import OAuthFlowError
-from mcp.shared.inbound import encode_header_value, mcp_param_headers, x_mcp_header_map
+from mcp.shared.inbound import (
+    NAME_BEARING_METHODS,
+    encode_header_value,
+    mcp_param_headers,
+    x_mcp_header_map,
+)
 from pydantic import ValidationError
 
 from .. import telemetry
@@ -415,13 +420,15 @@ class HttpSession:
             META_CAPABILITIES: self._capabilities(),
         }
         headers["mcp-method"] = method
-        if method == "tools/call":
-            name = stamped.get("name")
-            if isinstance(name, str):
-                headers["mcp-name"] = encode_header_value(name)
-                mirrored = self._mirrored(name)
-                if mirrored:
-                    headers.update(mcp_param_headers(mirrored, stamped.get("arguments") or {}))
+        # The requests that name what they act on carry the name in a header too (the SDK's
+        # NAME_BEARING_METHODS); a server refuses one without it.
+        key = NAME_BEARING_METHODS.get(method)
+        name = stamped.get(key) if key is not None else None
+        if isinstance(name, str):
+            headers["mcp-name"] = encode_header_value(name)
+            mirrored = self._mirrored(name) if method == "tools/call" else None
+            if mirrored:
+                headers.update(mcp_param_headers(mirrored, stamped.get("arguments") or {}))
         return stamped
 
     async def _send(self, request_id: int, method: str, params: dict[str, Any] | None) -> Any:

@@ -3,6 +3,7 @@ stdio transport is sound, and a pipe has none of the failures HTTP recovery is a
 
 from __future__ import annotations
 
+import functools
 import typing
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack, suppress
@@ -27,6 +28,13 @@ __all__ = ["StdioTransport"]
 
 _STDIO = {"network.transport": "pipe"}
 """The MCP conventions' attributes of a stdio connection's requests."""
+
+
+@functools.cache
+def _requests() -> pydantic.TypeAdapter[mcp_types.ClientRequest]:
+    """The protocol's client requests, to send a method other than tools/list and tools/call
+    (built on first use: most clients never need it)."""
+    return pydantic.TypeAdapter(mcp_types.ClientRequest)
 
 
 class _RawResult(pydantic.BaseModel):
@@ -162,6 +170,14 @@ class StdioTransport:
                         cursor=params.get("cursor"), cache_mode="bypass"
                     )
                     return listed.model_dump(mode="json", by_alias=True, exclude_none=True)
+                if method != "tools/call":
+                    # Any other request the protocol defines (resources/read, prompts/get, ...),
+                    # typed by the SDK so it goes out as the SDK would send it.
+                    request = _requests().validate_python({"method": method, "params": params})
+                    raw = await client.session.send_request(
+                        request, _RawResult, request_read_timeout_seconds=limit
+                    )
+                    return raw.model_extra or {}
                 # Not `session.call_tool`: it raises RuntimeError for a result that breaks the
                 # tool's output schema; the client checks that itself, the same way for HTTP.
                 request = mcp_types.CallToolRequest(

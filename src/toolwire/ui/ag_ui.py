@@ -91,6 +91,7 @@ from ..messages import (
 )
 from ..models.base import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
 from ..results import TextPart
+from ..usage import estimate_cost
 from ._asgi import BadRequest, Receive, Scope, Send, serve_stream
 from ._turn import CallPieces, UiAgent, UiTurn, frontend_tool
 
@@ -251,15 +252,22 @@ class _Translator:
         if isinstance(event, ModelResponseEvent):
             out = self._done(event.completion.message)
             if self.trace:
-                usage = event.completion.usage
+                completion = event.completion
+                usage = completion.usage
+                # Priced as the run prices it: by the provider that answered, from the tables.
+                model = completion.model or completion.message.model
+                cost = estimate_cost([(completion.message.provider or "", model, usage)])
                 entry = {
                     "kind": "model",
                     "iteration": event.iteration,
-                    "model": event.completion.model,
+                    "model": completion.model,
                     "seconds": round(time.monotonic() - self.asked_at, 6),
                     "inputTokens": usage.input_tokens,
                     "outputTokens": usage.output_tokens,
-                    "finishReason": event.completion.finish_reason,
+                    "cacheReadTokens": usage.cache_read_tokens,
+                    "finishReason": completion.finish_reason,
+                    "cost": None if cost.total is None else str(cost.total),
+                    "costReason": cost.reason,
                 }
                 out.append(CustomEvent(name="toolwire.trace", value=entry))
             return out

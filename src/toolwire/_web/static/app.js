@@ -60,6 +60,8 @@ async function loadInfo() {
   }
   const info = await response.json();
   $("model").textContent = `model: ${info.model}`;
+  if (info.runs) $("tab-runs").hidden = false;
+  if (info.stdio) $("inspect-transport").hidden = false;
   $("tools-summary").textContent = `${info.tools.length} tools`;
   const list = $("tools");
   for (const tool of info.tools) {
@@ -255,8 +257,10 @@ class Timeline {
       this.rows.append(row);
       const detail = isTool
         ? `${entry.arguments} → ${entry.result}${entry.resultChars > entry.result.length ? " …" : ""}`
-        : `${entry.inputTokens} in / ${entry.outputTokens} out tokens, ${entry.finishReason}`;
-      this.rows.append(el("div", "detail", detail));
+        : `${entry.inputTokens} in / ${entry.outputTokens} out tokens, ${entry.finishReason} · ${entry.cost ? `$${entry.cost}` : "cost unknown"}`;
+      const line = el("div", "detail", detail);
+      if (!isTool && !entry.cost && entry.costReason) line.title = entry.costReason;
+      this.rows.append(line);
     }
   }
 

@@ -6,10 +6,11 @@
 const inspector = { tools: [], chosen: null, fields: [] };
 
 function showScreen(name) {
-  $("chat-screen").hidden = name !== "chat";
-  $("inspector-screen").hidden = name !== "inspector";
-  $("tab-chat").classList.toggle("active", name === "chat");
-  $("tab-inspector").classList.toggle("active", name === "inspector");
+  for (const screen of ["chat", "inspector", "runs"]) {
+    $(`${screen}-screen`).hidden = name !== screen;
+    $(`tab-${screen}`).classList.toggle("active", name === screen);
+  }
+  document.dispatchEvent(new CustomEvent("toolwire-screen", { detail: name }));
 }
 
 async function inspectorPost(action, body) {
@@ -58,7 +59,8 @@ function drawExchange(entries) {
   box.parentElement.scrollTop = box.parentElement.scrollHeight;
 }
 
-function listing(target, items, describe) {
+// A listing as buttons (each opens `open(item)`), or the reason the server gave for none.
+function listing(target, items, describe, open) {
   const list = $(target);
   list.replaceChildren();
   if (typeof items === "string") {
@@ -66,7 +68,79 @@ function listing(target, items, describe) {
     return;
   }
   if (!items.length) list.append(el("li", "muted", "none"));
-  for (const item of items) list.append(el("li", "", describe(item)));
+  for (const item of items) {
+    const button = el("button", "", describe(item));
+    button.type = "button";
+    button.addEventListener("click", () => {
+      for (const other of document.querySelectorAll("#inspect-side button.chosen")) other.classList.remove("chosen");
+      button.classList.add("chosen");
+      $("inspect-tool").hidden = true;
+      open(item);
+    });
+    const entry = el("li");
+    entry.append(button);
+    list.append(entry);
+  }
+}
+
+// What the connect form sends: a URL with its sign-in, or (when allowed) a command line.
+function connectBody() {
+  if ($("inspect-transport").value === "stdio") {
+    const command = $("inspect-command").value.trim();
+    if (!command) throw new Error("type the command that starts the server");
+    return { transport: "stdio", command };
+  }
+  const url = $("inspect-url").value.trim();
+  if (!url) throw new Error("type the server's URL");
+  const body = { url };
+  const auth = $("inspect-auth").value;
+  if (auth === "bearer") body.token = $("inspect-token").value;
+  if (auth === "client_credentials" || auth === "oauth") {
+    body.auth = {
+      kind: auth,
+      clientId: $("inspect-client-id").value.trim(),
+      clientSecret: $("inspect-client-secret").value,
+      scope: $("inspect-scope").value.trim() || undefined,
+    };
+  }
+  return body;
+}
+
+function connectFields() {
+  const stdio = $("inspect-transport").value === "stdio";
+  $("inspect-remote").hidden = stdio;
+  $("inspect-command").hidden = !stdio;
+  $("inspect-token").hidden = $("inspect-auth").value !== "bearer";
+  const auth = $("inspect-auth").value;
+  $("inspect-cc").hidden = auth !== "client_credentials" && auth !== "oauth";
+  const optional = auth === "oauth" ? " (optional: else the server registers this page)" : "";
+  $("inspect-client-id").placeholder = `client id${optional}`;
+  $("inspect-client-secret").placeholder = `client secret${auth === "oauth" ? " (optional)" : ""}`;
+}
+
+// While a connect waits for a browser sign-in, the address to open is shown as a link: only
+// an http(s) address ever becomes one (it comes from the authorization server's metadata).
+async function watchSignIn(done) {
+  const box = $("inspect-signin");
+  while (!done.value) {
+    try {
+      const answer = await (await api("/api/inspector/signin")).json();
+      if (done.value) break; // an answer from before the connect ended is stale
+      const link = $("inspect-signin-link");
+      if (answer.url && /^https?:\/\//i.test(answer.url)) {
+        link.href = answer.url;
+        link.title = answer.url;
+        box.hidden = false;
+      } else {
+        link.removeAttribute("href");
+        box.hidden = true;
+      }
+    } catch {
+      // the next look may do better
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  box.hidden = true;
 }
 
 async function connect(event) {
@@ -75,8 +149,12 @@ async function connect(event) {
   status.textContent = "Connecting…";
   $("inspect-go").disabled = true;
   $("inspect-tool").hidden = true;
+  $("inspect-item").hidden = true;
+  const done = { value: false };
   try {
-    const found = await inspectorPost("connect", { url: $("inspect-url").value.trim(), token: $("inspect-token").value });
+    const body = connectBody();
+    if (body.auth && body.auth.kind === "oauth") watchSignIn(done);
+    const found = await inspectorPost("connect", body);
     const server = found.server || {};
     status.textContent = `Connected to ${server.name || "a server"} ${server.version || ""} (MCP ${found.protocol || "?"}); ${found.tools.length} tools`;
     inspector.tools = found.tools;
@@ -92,13 +170,15 @@ async function connect(event) {
       list.append(item);
     }
     if (!found.tools.length) list.append(el("li", "muted", "none"));
-    listing("inspect-resources", found.resources, (r) => `${r.uri}  ${r.name || ""}${r.description ? ` — ${r.description}` : ""}`);
-    const prompts = found.prompts;
-    listing("inspect-prompts", prompts, (p) => `${p.name}(${(p.arguments || []).map((a) => a.name).join(", ")})${p.description ? ` — ${p.description}` : ""}`);
+    listing("inspect-resources", found.resources, (r) => `${r.uri}  ${r.name || ""}`, openResource);
+    listing("inspect-templates", found.resourceTemplates, (t) => `${t.uriTemplate}  ${t.name || ""}`, openTemplate);
+    listing("inspect-prompts", found.prompts, (p) => `${p.name}(${(p.arguments || []).map((a) => a.name).join(", ")})`, openPrompt);
     for (const problem of found.problems || []) $("inspect-tools").append(el("li", "muted", problem));
   } catch (error) {
     status.textContent = `Could not connect: ${error.message}`;
   } finally {
+    done.value = true;
+    $("inspect-signin").hidden = true;
     $("inspect-go").disabled = false;
   }
 }
@@ -198,8 +278,10 @@ function readArguments() {
 
 async function chooseTool(tool, button) {
   for (const other of document.querySelectorAll("#inspect-tools button")) other.classList.remove("chosen");
+  for (const other of document.querySelectorAll("#inspect-side button.chosen")) other.classList.remove("chosen");
   button.classList.add("chosen");
   inspector.chosen = tool;
+  $("inspect-item").hidden = true;
   $("inspect-tool").hidden = false;
   $("inspect-tool-name").textContent = tool.title ? `${tool.name} (${tool.title})` : tool.name;
   $("inspect-tool-description").textContent = tool.description || "";
@@ -267,6 +349,11 @@ document.addEventListener("DOMContentLoaded", () => {
   $("inspect-url").placeholder = `${location.protocol}//127.0.0.1:8000/mcp`;
   $("tab-chat").addEventListener("click", () => showScreen("chat"));
   $("tab-inspector").addEventListener("click", () => showScreen("inspector"));
+  $("tab-runs").addEventListener("click", () => showScreen("runs"));
+  $("inspect-transport").addEventListener("change", connectFields);
+  $("inspect-auth").addEventListener("change", connectFields);
+  // Giving up a sign-in: the server ends the connect that waits for it.
+  $("inspect-signin-cancel").addEventListener("click", () => inspectorPost("disconnect", {}).catch(() => {}));
   $("inspect-connect").addEventListener("submit", connect);
   $("inspect-form").addEventListener("submit", callTool);
 });
