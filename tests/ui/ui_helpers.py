@@ -14,7 +14,7 @@ import anyio
 import httpx
 import uvicorn
 
-from _ports import free_port
+from _ports import listening_socket
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
@@ -22,21 +22,29 @@ NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
 
 @asynccontextmanager
 async def serve(app: Any, port: int | None = None) -> AsyncIterator[str]:
-    """Run an ASGI app with uvicorn in this event loop on `port` (default: a free one); yields
-    its base URL."""
-    port = port or free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    """Run an ASGI app with uvicorn in this event loop on `port`, else on a socket of its own
+    bound before anyone knows the port (no window for another test to take it); yields its base
+    URL."""
+    sock = None if port else listening_socket()
+    bound = int(sock.getsockname()[1]) if sock is not None else port
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=bound or 0, log_level="warning", lifespan="on"
+    )
     server = uvicorn.Server(config)
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.serve)
-        with anyio.fail_after(20):
-            # uvicorn offers no event for "listening"; its flag is polled, bounded above.
-            while not server.started:  # noqa: ASYNC110
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve, None if sock is None else [sock])
+            with anyio.fail_after(20):
+                # uvicorn offers no event for "listening"; its flag is polled, bounded above.
+                while not server.started:  # noqa: ASYNC110
+                    await anyio.sleep(0.01)
+            try:
+                yield f"http://127.0.0.1:{bound}"
+            finally:
+                server.should_exit = True
+    finally:
+        if sock is not None:
+            sock.close()
 
 
 def sse_data(text: str) -> list[Any]:
