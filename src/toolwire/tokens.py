@@ -11,8 +11,9 @@ The estimate (`estimate_tokens`) needs no tokenizer: a run of letters counts one
 letters begun, a run of digits one per three, a run of punctuation one per two; on JSON tool
 definitions that lands near BPE tokenizers' counts, which is what choosing what to defer needs.
 
-The per-request figures on a run's usage are estimates of this kind, memoised per tool object (a
-weak cache: a tool's figure is computed once, and dropped with the tool).
+The per-request figures on a run's usage are estimates of this kind, worked out only when read
+(`RequestSizer`: a run nobody reads them from pays nothing for them), a tool's figure memoised per
+tool object (a weak cache: computed once, and dropped with the tool).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, TypeAlias, cast
 
 from .messages import AssistantMessage, Message, ToolCallBlock
 from .tools import DefinitionDialect, Tool, ToolDefinition, ToolLike, as_tool
+from .usage import Estimate
 
 __all__ = [
     "ESTIMATE",
@@ -242,32 +244,115 @@ def message_tokens(message: Message) -> int:
 
 
 class RequestSizer:
-    """One run's estimates of what each request carries: definitions and messages.
+    """One run's estimates of what each request carries, definitions and messages, worked out
+    only when read.
 
-    The history of a run only grows, so the messages' figure is kept as a running sum.
+    `request` records a request in a few appends and returns its `Estimate` (the loop hangs it
+    on the request's usage); the first read of any figure works out every request up to it, in
+    order, and keeps the running sums. A run's history only grows, so each message is counted
+    once; a history that shrank or was replaced (a handoff's) is counted again.
     """
 
-    __slots__ = ("_counted", "_definitions", "_messages", "_tools", "_tools_len")
+    __slots__ = (
+        "_definitions",
+        "_histories",
+        "_history",
+        "_lengths",
+        "_messages",
+        "_sums",
+        "_tools",
+        "_tools_at",
+        "_tools_len",
+        "_worked",
+    )
 
     def __init__(self) -> None:
-        self._counted = 0
-        self._messages = 0
+        # Recorded per request: the messages it carried; the tools and the history list only
+        # when they change, as (first request, value).
+        self._lengths: list[int] = []
+        self._tools_at: list[tuple[int, Sequence[Tool]]] = []
+        self._histories: list[tuple[int, Sequence[Message]]] = []
         self._tools: Sequence[Tool] | None = None  # kept, so its id is not another list's
         self._tools_len = 0
+        self._history: Sequence[Message] | None = None
+        # Worked out: the running sums before each request, and where counting stopped.
+        self._sums: list[tuple[int, int]] = [(0, 0)]
+        self._worked: tuple[int, int, int, int] = (-1, -1, 0, 0)  # tools, history, counted, total
         self._definitions = 0
+        self._messages: Sequence[Message] = ()
 
-    def measure(self, tools: Sequence[Tool], messages: Sequence[Message]) -> tuple[int, int]:
-        """(definition tokens, message tokens) of a request with `tools` and `messages`."""
-        if len(messages) < self._counted:  # a history that shrank: count it again
-            self._counted = self._messages = 0
-        for message in messages[self._counted :]:
-            self._messages += message_tokens(message)
-        self._counted = len(messages)
+    def request(self, tools: Sequence[Tool], messages: Sequence[Message]) -> Estimate:
+        """Record a request with `tools` and `messages`; its estimate, worked out when read."""
+        index = len(self._lengths)
         if tools is not self._tools or len(tools) != self._tools_len:
-            # Most runs send one list of tools on every request: summed once.
-            definitions = 0
-            for tool in tools:
-                if not getattr(tool, "loaded_on_demand", False):
-                    definitions += definition_tokens(tool)
-            self._tools, self._tools_len, self._definitions = tools, len(tools), definitions
-        return self._definitions, self._messages
+            # Most runs send one list of tools on every request: recorded once, as it was.
+            self._tools, self._tools_len = tools, len(tools)
+            self._tools_at.append((index, tuple(tools)))
+        if messages is not self._history:
+            self._history = messages
+            self._histories.append((index, messages))
+        self._lengths.append(len(messages))
+        return _Requests(self, index, index + 1)
+
+    def freeze(self) -> None:
+        """Keep the history as it is now: the run hands its list to its caller, who may change
+        it; the figures stay those of what was sent."""
+        if self._histories:
+            start, history = self._histories[-1]
+            self._histories[-1] = (start, tuple(history))
+            self._history = None
+
+    def figures(self, start: int, stop: int) -> tuple[int, int]:
+        """(definition tokens, message tokens) summed over requests `start` to `stop - 1`."""
+        sums = self._sums
+        if len(sums) <= stop:
+            self._work_out(stop)
+        d0, m0 = sums[start]
+        d1, m1 = sums[stop]
+        return d1 - d0, m1 - m0
+
+    def _work_out(self, stop: int) -> None:
+        sums = self._sums
+        tools_at, histories, lengths = self._tools_at, self._histories, self._lengths
+        tools_index, history_index, counted, total = self._worked
+        for request in range(len(sums) - 1, stop):
+            while tools_index + 1 < len(tools_at) and tools_at[tools_index + 1][0] <= request:
+                tools_index += 1
+                self._definitions = sum(
+                    definition_tokens(tool)
+                    for tool in tools_at[tools_index][1]
+                    if not getattr(tool, "loaded_on_demand", False)
+                )
+            while history_index + 1 < len(histories) and histories[history_index + 1][0] <= request:
+                history_index += 1
+                self._messages, counted, total = histories[history_index][1], 0, 0
+            length = lengths[request]
+            if length < counted:  # a history that shrank: count it again
+                counted = total = 0
+            for message in self._messages[counted:length]:
+                total += message_tokens(message)
+            counted = length
+            last_definitions, last_messages = sums[-1]
+            sums.append((last_definitions + self._definitions, last_messages + total))
+        self._worked = (tools_index, history_index, counted, total)
+
+
+class _Requests(Estimate):
+    """The estimate of a run's requests `start` to `stop - 1`; consecutive ones join into one."""
+
+    __slots__ = ("_sizer", "_start", "_stop")
+
+    def __init__(self, sizer: RequestSizer, start: int, stop: int) -> None:
+        self._sizer, self._start, self._stop = sizer, start, stop
+
+    def figures(self) -> tuple[int, int]:
+        return self._sizer.figures(self._start, self._stop)
+
+    def join(self, later: Estimate) -> Estimate:
+        if (
+            isinstance(later, _Requests)
+            and later._sizer is self._sizer
+            and later._start == self._stop
+        ):
+            return _Requests(self._sizer, self._start, later._stop)
+        return super().join(later)
