@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, overload
+from typing import Any
 
 import anyio.to_thread
 
@@ -93,7 +93,7 @@ class _Summed(Estimate):
 @dataclass(slots=True)
 class _Counts:
     """Where a `Usage`'s figures are kept (see `Usage`, which reads two of them through
-    `_Estimated`)."""
+    properties that work out an `Estimate` left in them)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -109,33 +109,18 @@ class _Counts:
     message_tokens: int = field(default=0, compare=False)
 
 
-_DEFINITIONS: Any = _Counts.tool_definition_tokens  # the slots themselves, past `_Estimated`
+_DEFINITIONS: Any = _Counts.tool_definition_tokens  # the slots themselves, past the properties
 _MESSAGES: Any = _Counts.message_tokens
 
 
-class _Estimated:
-    """One of a usage's two estimates: an `Estimate` left in its slot is worked out when read."""
+def _read_definitions(usage: _Counts) -> int:
+    value = _DEFINITIONS.__get__(usage)
+    return _settle(usage)[0] if isinstance(value, Estimate) else value
 
-    __slots__ = ("_index", "_slot")
 
-    def __init__(self, slot: Any, index: int) -> None:
-        self._slot = slot
-        self._index = index
-
-    @overload
-    def __get__(self, usage: None, owner: type[Any] | None = None) -> _Estimated: ...
-    @overload
-    def __get__(self, usage: _Counts, owner: type[Any] | None = None) -> int: ...
-    def __get__(self, usage: _Counts | None, owner: type[Any] | None = None) -> int | _Estimated:
-        if usage is None:
-            return self
-        value = self._slot.__get__(usage)
-        if isinstance(value, Estimate):
-            return _settle(usage)[self._index]
-        return value
-
-    def __set__(self, usage: _Counts, value: int) -> None:
-        self._slot.__set__(usage, value)
+def _read_messages(usage: _Counts) -> int:
+    value = _MESSAGES.__get__(usage)
+    return _settle(usage)[1] if isinstance(value, Estimate) else value
 
 
 def _settle(usage: _Counts) -> tuple[int, int]:
@@ -182,10 +167,11 @@ class Usage(_Counts):
 
     __slots__ = ()
 
-    # Read through `_Estimated`: an `Estimate` the loop left there is worked out on first read.
-    # Still an int to whoever reads or sets it (the descriptor's types), hence the ignores.
-    tool_definition_tokens: _Estimated = _Estimated(_DEFINITIONS, 0)  # pyright: ignore[reportIncompatibleVariableOverride]
-    message_tokens: _Estimated = _Estimated(_MESSAGES, 1)  # pyright: ignore[reportIncompatibleVariableOverride]
+    # Read through a property that works out an `Estimate` the loop left in the slot; set
+    # straight into the slot (the slot's own setter: no Python call for every usage built).
+    # Still an int to whoever reads or sets it, hence the ignores.
+    tool_definition_tokens = property(_read_definitions, _DEFINITIONS.__set__)  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]
+    message_tokens = property(_read_messages, _MESSAGES.__set__)  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]
 
     @property
     def total_tokens(self) -> int:
@@ -218,7 +204,8 @@ def estimate_later(usage: Usage, estimate: Estimate) -> Usage:
     """`usage` with `estimate` as its `tool_definition_tokens` and `message_tokens`, worked out
     when first read: the same object, or a copy when it carries figures already (a scripted
     model may hand one usage object back twice)."""
-    if _estimate_of(usage) is not None:
+    definitions = _DEFINITIONS.__get__(usage)
+    if definitions.__class__ is not int or definitions or _MESSAGES.__get__(usage):
         usage = dataclasses.replace(usage, tool_definition_tokens=0, message_tokens=0)
     _DEFINITIONS.__set__(usage, estimate)
     _MESSAGES.__set__(usage, estimate)
