@@ -247,94 +247,97 @@ class RequestSizer:
     """One run's estimates of what each request carries, definitions and messages, worked out
     only when read.
 
-    `request` records a request in a few appends and returns its `Estimate` (the loop hangs it
-    on the request's usage); the first read of any figure works out every request up to it, in
-    order, and keeps the running sums. A run's history only grows, so each message is counted
-    once; a history that shrank or was replaced (a handoff's) is counted again.
+    `request` records a request in an append or two and returns its `Estimate` (the loop hangs
+    it on the request's usage); the first read of any figure works out every request up to it,
+    in order, and keeps the running sums. A run's history only grows, so each message is counted
+    once; a history that shrank or was replaced (a handoff's) is counted again. Little is kept
+    per run (thousands may be in flight): the messages each request carried, and the tools and
+    history lists each time they change.
     """
 
-    __slots__ = (
-        "_definitions",
-        "_histories",
-        "_history",
-        "_lengths",
-        "_messages",
-        "_sums",
-        "_tools",
-        "_tools_at",
-        "_tools_len",
-        "_worked",
-    )
+    __slots__ = ("_changes", "_history", "_lengths", "_sums", "_tools", "_tools_len", "_worked")
 
     def __init__(self) -> None:
-        # Recorded per request: the messages it carried; the tools and the history list only
-        # when they change, as (first request, value).
-        self._lengths: list[int] = []
-        self._tools_at: list[tuple[int, Sequence[Tool]]] = []
-        self._histories: list[tuple[int, Sequence[Message]]] = []
+        self._lengths: list[int] = []  # per request: the messages it carried
+        # (first request, tools, history) each time the tools or the history list change.
+        self._changes: list[tuple[int, Sequence[Tool], Sequence[Message]]] = []
         self._tools: Sequence[Tool] | None = None  # kept, so its id is not another list's
         self._tools_len = 0
         self._history: Sequence[Message] | None = None
-        # Worked out: the running sums before each request, and where counting stopped.
-        self._sums: list[tuple[int, int]] = [(0, 0)]
-        self._worked: tuple[int, int, int, int] = (-1, -1, 0, 0)  # tools, history, counted, total
-        self._definitions = 0
-        self._messages: Sequence[Message] = ()
+        # Worked out (on first read): the running sums before each request, and where the
+        # counting stands (change, tools' figure, messages counted, their figure).
+        self._sums: list[tuple[int, int]] | None = None
+        self._worked: tuple[int, int, int, int] = (-1, 0, 0, 0)
 
     def request(self, tools: Sequence[Tool], messages: Sequence[Message]) -> Estimate:
         """Record a request with `tools` and `messages`; its estimate, worked out when read."""
-        index = len(self._lengths)
-        if tools is not self._tools or len(tools) != self._tools_len:
-            # Most runs send one list of tools on every request: recorded once, as it was.
-            self._tools, self._tools_len = tools, len(tools)
-            self._tools_at.append((index, tuple(tools)))
-        if messages is not self._history:
-            self._history = messages
-            self._histories.append((index, messages))
-        self._lengths.append(len(messages))
+        lengths = self._lengths
+        index = len(lengths)
+        if (
+            messages is not self._history
+            or tools is not self._tools
+            or len(tools) != self._tools_len
+        ):
+            # Most runs send one list of tools and grow one history: recorded once.
+            self._tools, self._tools_len, self._history = tools, len(tools), messages
+            self._changes.append((index, tools, messages))
+        lengths.append(len(messages))
         return _Requests(self, index, index + 1)
 
     def freeze(self) -> None:
         """Keep the history as it is now: the run hands its list to its caller, who may change
         it; the figures stay those of what was sent."""
-        if self._histories:
-            start, history = self._histories[-1]
-            self._histories[-1] = (start, tuple(history))
-            self._history = None
+        changes = self._changes
+        for i, (start, tools, history) in enumerate(changes):  # one, unless handed over
+            if not isinstance(history, tuple):
+                frozen = tuple(history)
+                changes[i] = (start, tools, frozen)
+                # The same list named by several changes stays one history (counted on).
+                for j in range(i + 1, len(changes)):
+                    if changes[j][2] is history:
+                        changes[j] = (changes[j][0], changes[j][1], frozen)
+        self._history = None
 
     def figures(self, start: int, stop: int) -> tuple[int, int]:
         """(definition tokens, message tokens) summed over requests `start` to `stop - 1`."""
         sums = self._sums
+        if sums is None:
+            sums = self._sums = [(0, 0)]
         if len(sums) <= stop:
-            self._work_out(stop)
+            self._work_out(sums, stop)
         d0, m0 = sums[start]
         d1, m1 = sums[stop]
         return d1 - d0, m1 - m0
 
-    def _work_out(self, stop: int) -> None:
-        sums = self._sums
-        tools_at, histories, lengths = self._tools_at, self._histories, self._lengths
-        tools_index, history_index, counted, total = self._worked
+    def _work_out(self, sums: list[tuple[int, int]], stop: int) -> None:
+        changes, lengths = self._changes, self._lengths
+        change, definitions, counted, total = self._worked
+        tools: Sequence[Tool] = ()
+        history: Sequence[Message] = ()
+        if change >= 0:
+            _, tools, history = changes[change]
         for request in range(len(sums) - 1, stop):
-            while tools_index + 1 < len(tools_at) and tools_at[tools_index + 1][0] <= request:
-                tools_index += 1
-                self._definitions = sum(
-                    definition_tokens(tool)
-                    for tool in tools_at[tools_index][1]
-                    if not getattr(tool, "loaded_on_demand", False)
-                )
-            while history_index + 1 < len(histories) and histories[history_index + 1][0] <= request:
-                history_index += 1
-                self._messages, counted, total = histories[history_index][1], 0, 0
+            while change + 1 < len(changes) and changes[change + 1][0] <= request:
+                change += 1
+                _, given, next_history = changes[change]
+                if given is not tools:
+                    definitions = sum(
+                        definition_tokens(tool)
+                        for tool in given
+                        if not getattr(tool, "loaded_on_demand", False)
+                    )
+                    tools = given
+                if next_history is not history:
+                    history, counted, total = next_history, 0, 0
             length = lengths[request]
             if length < counted:  # a history that shrank: count it again
                 counted = total = 0
-            for message in self._messages[counted:length]:
+            for message in history[counted:length]:
                 total += message_tokens(message)
             counted = length
             last_definitions, last_messages = sums[-1]
-            sums.append((last_definitions + self._definitions, last_messages + total))
-        self._worked = (tools_index, history_index, counted, total)
+            sums.append((last_definitions + definitions, last_messages + total))
+        self._worked = (change, definitions, counted, total)
 
 
 class _Requests(Estimate):
