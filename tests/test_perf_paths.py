@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 import pytest
@@ -74,6 +75,18 @@ async def test_a_runs_estimates_are_worked_out_when_read_each_message_once(
     assert three_requests == sum(sent[:1]) + sum(sent[:3]) + sum(sent[:5])
     assert result.usage.tool_definition_tokens == 3 * definition_tokens(add)
     assert len(counting.seen) == 5  # read again: kept
+
+
+def test_asyncio_run_formatting_the_result_works_out_no_estimate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Python 3.11's asyncio.run formats the repr of the task holding the result as it ends.
+    counting = _Counting()
+    monkeypatch.setattr(tokens, "message_tokens", counting)
+    result = asyncio.run(Agent(_script(), tools=[add]).run("1 + 2?"))
+    assert "usage=<3 requests," in repr(result)
+    assert counting.seen == []
+    assert result.usage.message_tokens > 0 and counting.seen
 
 
 async def test_each_requests_usage_keeps_its_own_estimate() -> None:
