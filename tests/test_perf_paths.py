@@ -24,6 +24,7 @@ from toolwire import (
 from toolwire.messages import UserMessage
 from toolwire.tokens import RequestSizer, definition_tokens
 from toolwire.tokens import message_tokens as estimated_message_tokens
+from toolwire.usage import Estimate, estimate_later
 
 pytestmark = pytest.mark.anyio
 
@@ -167,4 +168,23 @@ def test_the_sizer_follows_changed_tools_replaced_and_shrunk_histories() -> None
     assert first.join(second).join(third).figures() == (
         4 * each,
         2 * tokens_of[0] + answer + summary,
+    )
+
+
+class _One(Estimate):
+    __slots__ = ()
+
+    def figures(self) -> tuple[int, int]:
+        return 1, 2
+
+
+def test_a_long_chain_of_summed_estimates_is_worked_out_without_recursion() -> None:
+    # Usages summed in a loop (the runs of a session, say) chain their estimates.
+    total = Usage()
+    for _ in range(5_000):
+        total = total + estimate_later(Usage(requests=1), _One())
+    assert (total.requests, total.tool_definition_tokens, total.message_tokens) == (
+        5_000,
+        5_000,
+        10_000,
     )
