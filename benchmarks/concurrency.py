@@ -38,14 +38,14 @@ async def bump(n: int) -> int:
 def toolwire_run(rounds: int, delay: float) -> Callable[[], Awaitable[Any]]:
     from toolwire import Agent, FunctionModel, tool
     from toolwire.messages import Message
-    from toolwire.models.testing import ModelRequest
+    from toolwire.models.testing import PreparedRequest
 
     t = tool(bump)
 
     async def run() -> Any:
         count = 0
 
-        async def reply(messages: list[Message], request: ModelRequest) -> Any:
+        async def reply(messages: list[Message], request: PreparedRequest) -> Any:
             nonlocal count
             count += 1
             # The offline model keeps every request it answers for tests to read; a provider's
@@ -114,7 +114,9 @@ def measure(framework: str, runs: int, rounds: int, delay: float) -> dict[str, f
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="Many agent runs at once: toolwire against pydantic-ai."
+    )
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--delay", type=float, default=0.02)
@@ -134,7 +136,7 @@ def main() -> None:
             done = subprocess.run(
                 command, capture_output=True, text=True, check=True, env=dict(os.environ)
             )
-            figures[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            figures[name].append(json.loads(str(done.stdout).strip().splitlines()[-1]))
     medians = {
         name: {key: statistics.median(f[key] for f in found) for key in found[0]}
         for name, found in figures.items()

@@ -148,19 +148,19 @@ def test_a_figure_set_by_hand_wins_over_the_estimate() -> None:
 
 def test_the_sizer_follows_changed_tools_replaced_and_shrunk_histories() -> None:
     sizer = RequestSizer()
-    history: list[Message] = [UserMessage("what is one plus two")]
+    history: list[Message] = [UserMessage.of("what is one plus two")]
     first = sizer.request([add], history)
     history.append(AssistantMessage(parts=[TextBlock("three")]))
     second = sizer.request([add, add], history)  # another list of tools
-    handed: list[Message] = [UserMessage("a summary")]  # a handoff's new history
+    handed: list[Message] = [UserMessage.of("a summary")]  # a handoff's new history
     third = sizer.request([add], handed)
     fourth = sizer.request([add], handed[:0])  # a history that shrank
     sizer.freeze()
     history.clear()  # the caller changes what it was handed: the figures stand
     each = definition_tokens(add)
-    tokens_of = [estimated_message_tokens(m) for m in (UserMessage("what is one plus two"),)]
+    tokens_of = [estimated_message_tokens(m) for m in (UserMessage.of("what is one plus two"),)]
     answer = estimated_message_tokens(AssistantMessage(parts=[TextBlock("three")]))
-    summary = estimated_message_tokens(UserMessage("a summary"))
+    summary = estimated_message_tokens(UserMessage.of("a summary"))
     assert fourth.figures() == (each, 0)
     assert first.figures() == (each, tokens_of[0])
     assert second.figures() == (2 * each, tokens_of[0] + answer)
