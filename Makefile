@@ -84,6 +84,7 @@ mutations: $(STAMP) $(NODE_STAMP)
 bench: $(STAMP) postgres
 	$(BIN)/python benchmarks/dispatch.py
 	$(BIN)/python benchmarks/loop.py
+	$(BIN)/python benchmarks/concurrency.py
 	$(BIN)/python benchmarks/providers.py
 	$(BIN)/python benchmarks/mcp_throughput.py
 	$(BIN)/python benchmarks/import_time.py

@@ -69,7 +69,7 @@ from .tokens import RequestSizer
 from .tool_search import start_search
 from .tools import Tool, ToolContext
 from .toolsets import StepTools, ToolsetContext
-from .usage import estimate_cost
+from .usage import estimate_cost, estimate_later
 
 __all__ = ["run"]
 
@@ -146,6 +146,7 @@ class _Run:
             if isinstance(last, AssistantMessage):
                 text = last.text
         cost = estimate_cost(self.priced)
+        self.sizer.freeze()  # the caller gets the history list: the estimates keep what was sent
         name = self.config.options.name
         result = RunResult(
             text=text,
@@ -203,7 +204,7 @@ class _Run:
         tools, natives = self.request_tools, self.request_natives
         if self.search is not None:
             tools, natives = self.search.select(tools, natives, self.messages)
-        sizes = self.sizer.measure(tools, self.messages)
+        estimate = self.sizer.request(tools, self.messages)  # worked out only if read
         # No closure here: a lambda would turn these locals into cells in every round's frame.
         if config.backend is not None:
             completion = await config.backend.model_step(
@@ -211,10 +212,7 @@ class _Run:
             )
         else:
             completion = await self._request(choice, native, tools, natives)
-        # A copy: a scripted model may hand the same usage object back twice.
-        completion.usage = dataclasses.replace(
-            completion.usage, tool_definition_tokens=sizes[0], message_tokens=sizes[1]
-        )
+        completion.usage = estimate_later(completion.usage, estimate)
         self.usage = self.usage + completion.usage
         # Priced by the provider that answered: a fallback model may have answered through
         # another provider than the one it is named after.

@@ -130,13 +130,18 @@ class RunResult:
         # The history and the trace by their length: Python 3.11's `asyncio.run` formats the
         # repr of the task holding the result when it ends, so a full one cost the caller of
         # `asyncio.run(agent.run(...))` a walk of every message (as much as the whole run at
-        # 1,600 rounds); print `result.messages` to see them.
+        # 1,600 rounds); print `result.messages` to see them. The usage by its counts, for the
+        # same reason: its repr works out the token estimates a run leaves for whoever reads
+        # them; print `result.usage` to see them.
+        usage = self.usage
         return (
             f"RunResult(text={self.text!r}, stop_reason={self.stop_reason!r}, "
             f"iterations={self.iterations}, messages=<{len(self.messages)} messages>, "
             f"new_messages=<{len(self.new_messages)} messages>, "
-            f"trace=<{len(self.trace)} calls>, usage={self.usage!r}, cost={self.cost!r}, "
-            f"pending={self.pending!r}, output={self.output!r}, refusal={self.refusal!r})"
+            f"trace=<{len(self.trace)} calls>, usage=<{usage.requests} requests, "
+            f"{usage.input_tokens} input and {usage.output_tokens} output tokens>, "
+            f"cost={self.cost!r}, pending={self.pending!r}, output={self.output!r}, "
+            f"refusal={self.refusal!r})"
         )
 
     @property

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import anyio.abc
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from . import _loop, telemetry  # pyright: ignore[reportPrivateUsage]
+from . import _loop, telemetry, ui  # pyright: ignore[reportPrivateUsage]
 from ._agent_tool import AgentTool, agent_tool
 from ._config import LoopConfig, RunConfig, RunOptions, build_tools, native_specs
 from ._delegation import runs_agent, transfer_tool
@@ -31,7 +31,6 @@ from .models.base import Model, ModelSettings, StreamEvent
 from .models.profiles import profile_of
 from .toolsets import run_toolset
 from .ui._asgi import ASGIApp
-from .ui.vercel_ai import VercelAiApp
 
 __all__ = ["Agent", "LoopConfig", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
@@ -301,7 +300,7 @@ class Agent:
 
     def to_vercel_ai(self) -> ASGIApp:
         """This agent as a Vercel AI SDK UI message stream endpoint: an ASGI app; docs/web.md."""
-        return VercelAiApp(self)
+        return ui.VercelAiApp(self)  # loaded here, on first use (see toolwire.ui)
 
     def run_stream(
         self,

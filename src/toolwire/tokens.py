@@ -11,8 +11,9 @@ The estimate (`estimate_tokens`) needs no tokenizer: a run of letters counts one
 letters begun, a run of digits one per three, a run of punctuation one per two; on JSON tool
 definitions that lands near BPE tokenizers' counts, which is what choosing what to defer needs.
 
-The per-request figures on a run's usage are estimates of this kind, memoised per tool object (a
-weak cache: a tool's figure is computed once, and dropped with the tool).
+The per-request figures on a run's usage are estimates of this kind, worked out only when read
+(`RequestSizer`: a run nobody reads them from pays nothing for them), a tool's figure memoised per
+tool object (a weak cache: computed once, and dropped with the tool).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, TypeAlias, cast
 
 from .messages import AssistantMessage, Message, ToolCallBlock
 from .tools import DefinitionDialect, Tool, ToolDefinition, ToolLike, as_tool
+from .usage import Estimate
 
 __all__ = [
     "ESTIMATE",
@@ -242,32 +244,118 @@ def message_tokens(message: Message) -> int:
 
 
 class RequestSizer:
-    """One run's estimates of what each request carries: definitions and messages.
+    """One run's estimates of what each request carries, definitions and messages, worked out
+    only when read.
 
-    The history of a run only grows, so the messages' figure is kept as a running sum.
+    `request` records a request in an append or two and returns its `Estimate` (the loop hangs
+    it on the request's usage); the first read of any figure works out every request up to it,
+    in order, and keeps the running sums. A run's history only grows, so each message is counted
+    once; a history that shrank or was replaced (a handoff's) is counted again. Little is kept
+    per run (thousands may be in flight): the messages each request carried, and the tools and
+    history lists each time they change.
     """
 
-    __slots__ = ("_counted", "_definitions", "_messages", "_tools", "_tools_len")
+    __slots__ = ("_changes", "_history", "_lengths", "_sums", "_tools", "_tools_len", "_worked")
 
     def __init__(self) -> None:
-        self._counted = 0
-        self._messages = 0
+        self._lengths: list[int] = []  # per request: the messages it carried
+        # (first request, tools, history) each time the tools or the history list change.
+        self._changes: list[tuple[int, Sequence[Tool], Sequence[Message]]] = []
         self._tools: Sequence[Tool] | None = None  # kept, so its id is not another list's
         self._tools_len = 0
-        self._definitions = 0
+        self._history: Sequence[Message] | None = None
+        # Worked out (on first read): the running sums before each request, and where the
+        # counting stands (change, tools' figure, messages counted, their figure).
+        self._sums: list[tuple[int, int]] | None = None
+        self._worked: tuple[int, int, int, int] = (-1, 0, 0, 0)
 
-    def measure(self, tools: Sequence[Tool], messages: Sequence[Message]) -> tuple[int, int]:
-        """(definition tokens, message tokens) of a request with `tools` and `messages`."""
-        if len(messages) < self._counted:  # a history that shrank: count it again
-            self._counted = self._messages = 0
-        for message in messages[self._counted :]:
-            self._messages += message_tokens(message)
-        self._counted = len(messages)
-        if tools is not self._tools or len(tools) != self._tools_len:
-            # Most runs send one list of tools on every request: summed once.
-            definitions = 0
-            for tool in tools:
-                if not getattr(tool, "loaded_on_demand", False):
-                    definitions += definition_tokens(tool)
-            self._tools, self._tools_len, self._definitions = tools, len(tools), definitions
-        return self._definitions, self._messages
+    def request(self, tools: Sequence[Tool], messages: Sequence[Message]) -> Estimate:
+        """Record a request with `tools` and `messages`; its estimate, worked out when read."""
+        lengths = self._lengths
+        index = len(lengths)
+        if (
+            messages is not self._history
+            or tools is not self._tools
+            or len(tools) != self._tools_len
+        ):
+            # Most runs send one list of tools and grow one history: recorded once.
+            self._tools, self._tools_len, self._history = tools, len(tools), messages
+            self._changes.append((index, tools, messages))
+        lengths.append(len(messages))
+        return _Requests(self, index, index + 1)
+
+    def freeze(self) -> None:
+        """Keep the history as it is now: the run hands its list to its caller, who may change
+        it; the figures stay those of what was sent."""
+        changes = self._changes
+        for i, (start, tools, history) in enumerate(changes):  # one, unless handed over
+            if not isinstance(history, tuple):
+                frozen = tuple(history)
+                changes[i] = (start, tools, frozen)
+                # The same list named by several changes stays one history (counted on).
+                for j in range(i + 1, len(changes)):
+                    if changes[j][2] is history:
+                        changes[j] = (changes[j][0], changes[j][1], frozen)
+        self._history = None
+
+    def figures(self, start: int, stop: int) -> tuple[int, int]:
+        """(definition tokens, message tokens) summed over requests `start` to `stop - 1`."""
+        sums = self._sums
+        if sums is None:
+            sums = self._sums = [(0, 0)]
+        if len(sums) <= stop:
+            self._work_out(sums, stop)
+        d0, m0 = sums[start]
+        d1, m1 = sums[stop]
+        return d1 - d0, m1 - m0
+
+    def _work_out(self, sums: list[tuple[int, int]], stop: int) -> None:
+        changes, lengths = self._changes, self._lengths
+        change, definitions, counted, total = self._worked
+        tools: Sequence[Tool] = ()
+        history: Sequence[Message] = ()
+        if change >= 0:
+            _, tools, history = changes[change]
+        for request in range(len(sums) - 1, stop):
+            while change + 1 < len(changes) and changes[change + 1][0] <= request:
+                change += 1
+                _, given, next_history = changes[change]
+                if given is not tools:
+                    definitions = sum(
+                        definition_tokens(tool)
+                        for tool in given
+                        if not getattr(tool, "loaded_on_demand", False)
+                    )
+                    tools = given
+                if next_history is not history:
+                    history, counted, total = next_history, 0, 0
+            length = lengths[request]
+            if length < counted:  # a history that shrank: count it again
+                counted = total = 0
+            for message in history[counted:length]:
+                total += message_tokens(message)
+            counted = length
+            last_definitions, last_messages = sums[-1]
+            sums.append((last_definitions + definitions, last_messages + total))
+        self._worked = (change, definitions, counted, total)
+
+
+class _Requests(Estimate):
+    """The estimate of a run's requests `start` to `stop - 1`; consecutive ones join into one."""
+
+    __slots__ = ("_sizer", "_start", "_stop")
+
+    def __init__(self, sizer: RequestSizer, start: int, stop: int) -> None:
+        self._sizer, self._start, self._stop = sizer, start, stop
+
+    def figures(self) -> tuple[int, int]:
+        return self._sizer.figures(self._start, self._stop)
+
+    def join(self, later: Estimate) -> Estimate:
+        if (
+            isinstance(later, _Requests)
+            and later._sizer is self._sizer
+            and later._start == self._stop
+        ):
+            return _Requests(self._sizer, self._start, later._stop)
+        return super().join(later)

@@ -6,6 +6,7 @@ Token prices come from `genai-prices`; the per-use fees of provider-side tools f
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -18,9 +19,11 @@ from .models.profiles import TOOL_FEES
 
 __all__ = [
     "Cost",
+    "Estimate",
     "RunLimits",
     "Usage",
     "estimate_cost",
+    "estimate_later",
     "load_prices",
     "preload_prices",
 ]
@@ -28,8 +31,122 @@ __all__ = [
 _OFFLINE_PROVIDERS = frozenset({"test"})
 
 
+class Estimate:
+    """Token estimates of what requests carried (tool definitions, messages), worked out the
+    first time they are read.
+
+    The loop hangs one on each request's `Usage` in place of `tool_definition_tokens` and
+    `message_tokens` (`estimate_later`): a run nobody reads them from pays nothing for them.
+    Reading either figure works it out once and keeps the numbers.
+    """
+
+    __slots__ = ()
+
+    def figures(self) -> tuple[int, int]:
+        """(tool definition tokens, message tokens)."""
+        raise NotImplementedError
+
+    def join(self, later: Estimate) -> Estimate:
+        """This estimate and a later one summed, still to be worked out (`Usage.__add__`)."""
+        return _Summed(self, later)
+
+
+class _Fixed(Estimate):
+    """Figures known already (a usage that carried numbers, added to one that carries an
+    estimate)."""
+
+    __slots__ = ("_figures",)
+
+    def __init__(self, definitions: int, messages: int) -> None:
+        self._figures = (definitions, messages)
+
+    def figures(self) -> tuple[int, int]:
+        return self._figures
+
+
+class _Summed(Estimate):
+    """Two estimates summed; worked out without recursion, since usages summed in a loop (runs of
+    a CLI session, sub-runs) make a long chain."""
+
+    __slots__ = ("_figures", "_parts")
+
+    def __init__(self, first: Estimate, later: Estimate) -> None:
+        self._parts: tuple[Estimate, ...] = (first, later)
+        self._figures: tuple[int, int] | None = None
+
+    def figures(self) -> tuple[int, int]:
+        if self._figures is None:
+            definitions = messages = 0
+            stack: list[Estimate] = [self]
+            while stack:
+                item = stack.pop()
+                if isinstance(item, _Summed) and item._figures is None:
+                    stack.extend(item._parts)
+                    continue
+                d, m = item.figures()
+                definitions += d
+                messages += m
+            self._figures, self._parts = (definitions, messages), ()
+        return self._figures
+
+
 @dataclass(slots=True)
-class Usage:
+class _Counts:
+    """Where a `Usage`'s figures are kept (see `Usage`, which reads two of them through
+    properties that work out an `Estimate` left in them)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    requests: int = 0
+    server_tool_requests: dict[str, int] = field(default_factory=dict[str, int])
+    cache_write_1h_tokens: int = 0
+    # Estimates, not the provider's counts: left out of comparisons. Each holds an int, or the
+    # same `Estimate` in both until one of them is read.
+    tool_definition_tokens: int = field(default=0, compare=False)
+    message_tokens: int = field(default=0, compare=False)
+
+
+_DEFINITIONS: Any = _Counts.tool_definition_tokens  # the slots themselves, past the properties
+_MESSAGES: Any = _Counts.message_tokens
+
+
+def _read_definitions(usage: _Counts) -> int:
+    value = _DEFINITIONS.__get__(usage)
+    return _settle(usage)[0] if isinstance(value, Estimate) else value
+
+
+def _read_messages(usage: _Counts) -> int:
+    value = _MESSAGES.__get__(usage)
+    return _settle(usage)[1] if isinstance(value, Estimate) else value
+
+
+def _settle(usage: _Counts) -> tuple[int, int]:
+    """Work out the estimate a usage holds, keeping the figures in the slots that held it (one of
+    the two may have been set by hand since)."""
+    definitions, messages = _DEFINITIONS.__get__(usage), _MESSAGES.__get__(usage)
+    estimate: Estimate = definitions if isinstance(definitions, Estimate) else messages
+    figures = estimate.figures()
+    if definitions is estimate:
+        _DEFINITIONS.__set__(usage, figures[0])
+    if messages is estimate:
+        _MESSAGES.__set__(usage, figures[1])
+    return _DEFINITIONS.__get__(usage), _MESSAGES.__get__(usage)
+
+
+def _estimate_of(usage: _Counts) -> Estimate | None:
+    """What a usage's two estimates hold, unread: an `Estimate`, or `None` for zeros."""
+    definitions, messages = _DEFINITIONS.__get__(usage), _MESSAGES.__get__(usage)
+    if definitions is messages and isinstance(definitions, Estimate):
+        return definitions
+    if isinstance(definitions, Estimate) or isinstance(messages, Estimate):
+        definitions, messages = _settle(usage)
+    return _Fixed(definitions, messages) if definitions or messages else None
+
+
+class Usage(_Counts):
     """Tokens and requests, summed with `+`.
 
     Attributes:
@@ -48,17 +165,13 @@ class Usage:
             text only: images and files are not counted).
     """
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    requests: int = 0
-    server_tool_requests: dict[str, int] = field(default_factory=dict[str, int])
-    cache_write_1h_tokens: int = 0
-    # Estimates, not the provider's counts: left out of comparisons.
-    tool_definition_tokens: int = field(default=0, compare=False)
-    message_tokens: int = field(default=0, compare=False)
+    __slots__ = ()
+
+    # Read through a property that works out an `Estimate` the loop left in the slot; set
+    # straight into the slot (the slot's own setter: no Python call for every usage built).
+    # Still an int to whoever reads or sets it, hence the ignores.
+    tool_definition_tokens = property(_read_definitions, _DEFINITIONS.__set__)  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]
+    message_tokens = property(_read_messages, _MESSAGES.__set__)  # pyright: ignore[reportIncompatibleVariableOverride, reportAssignmentType]
 
     @property
     def total_tokens(self) -> int:
@@ -68,18 +181,35 @@ class Usage:
         servers = dict(self.server_tool_requests)
         for key, value in other.server_tool_requests.items():
             servers[key] = servers.get(key, 0) + value
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
-            requests=self.requests + other.requests,
-            server_tool_requests=servers,
-            tool_definition_tokens=self.tool_definition_tokens + other.tool_definition_tokens,
-            message_tokens=self.message_tokens + other.message_tokens,
+        summed = Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.requests + other.requests,
+            servers,
+            self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
+        # The estimates are summed unread: reading them here would work out every request's.
+        mine, theirs = _estimate_of(self), _estimate_of(other)
+        both = mine if theirs is None else theirs if mine is None else mine.join(theirs)
+        if both is not None:
+            _DEFINITIONS.__set__(summed, both)
+            _MESSAGES.__set__(summed, both)
+        return summed
+
+
+def estimate_later(usage: Usage, estimate: Estimate) -> Usage:
+    """`usage` with `estimate` as its `tool_definition_tokens` and `message_tokens`, worked out
+    when first read: the same object, or a copy when it carries figures already (a scripted
+    model may hand one usage object back twice)."""
+    definitions = _DEFINITIONS.__get__(usage)
+    if definitions.__class__ is not int or definitions or _MESSAGES.__get__(usage):
+        usage = dataclasses.replace(usage, tool_definition_tokens=0, message_tokens=0)
+    _DEFINITIONS.__set__(usage, estimate)
+    _MESSAGES.__set__(usage, estimate)
+    return usage
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,28 @@
 
 `agent.to_ag_ui()` (the AG-UI protocol; needs the `ui` extra, `ag-ui-protocol`) and
 `agent.to_vercel_ai()` (the Vercel AI SDK's UI message stream) build them; see docs/web.md.
+
+The apps load on first use (`toolwire.ui.VercelAiApp`): an agent that never serves a frontend
+pays nothing for them at import.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .vercel_ai import VercelAiApp
+
+__all__ = ["VercelAiApp"]
+
+_HOMES = {"VercelAiApp": ".vercel_ai"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
