@@ -12,7 +12,7 @@ import binascii
 import json
 import marshal
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import McpAuthError, McpConnectionError, McpError, McpProtocolError
@@ -29,6 +29,7 @@ from ..tools import ToolAnnotations
 
 __all__ = [
     "APPROVAL_META_KEY",
+    "InputSchemas",
     "McpAuthError",
     "McpConnectionError",
     "McpError",
@@ -217,6 +218,25 @@ def _pack(schema: Mapping[str, Any]) -> bytes:
         return marshal.dumps(typing.cast(Any, schema))
     except ValueError:
         return marshal.dumps(json.loads(json.dumps(schema)))
+
+
+class InputSchemas(Mapping[str, dict[str, Any]]):
+    """The listed input schemas by tool name, each decoded when asked for (a transport asks for
+    those of the tools a run calls, not for every tool of a listing)."""
+
+    __slots__ = ("_specs",)
+
+    def __init__(self, specs: Mapping[str, McpToolSpec]) -> None:
+        self._specs = specs
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        return self._specs[name].input_schema
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
 
 
 def _same_schema(one: bytes | None, other: bytes | None) -> bool:

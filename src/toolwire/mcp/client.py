@@ -35,6 +35,7 @@ from ..tools import (
 from ..toolsets import Toolset, ToolsetContext
 from ._asgi import AsgiTransport
 from ._content import (
+    InputSchemas,
     McpConnectionError,
     McpError,
     McpProtocolError,
@@ -371,7 +372,7 @@ class McpClient(Toolset):
         specs = list(by_name.values())
         self._specs = by_name
         self._output_checks = {}
-        conn.remember_tools(_InputSchemas(by_name))
+        conn.remember_tools(InputSchemas(by_name))
         return specs
 
     async def call_tool(
@@ -541,25 +542,6 @@ class McpClient(Toolset):
         return list(
             await self.live_tools(prefix=prefix, requires_approval=requires_approval, fresh=True)
         )
-
-
-class _InputSchemas(Mapping[str, dict[str, Any]]):
-    """The listed input schemas by tool name, each decoded when asked for (a transport asks for
-    those of the tools a run calls, not for every tool of a listing)."""
-
-    __slots__ = ("_specs",)
-
-    def __init__(self, specs: Mapping[str, McpToolSpec]) -> None:
-        self._specs = specs
-
-    def __getitem__(self, name: str) -> dict[str, Any]:
-        return self._specs[name].input_schema
-
-    def __iter__(self) -> typing.Iterator[str]:
-        return iter(self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs)
 
 
 @contextmanager
