@@ -112,6 +112,11 @@ def test_specs_compare_copy_and_pickle_by_value() -> None:
         assert copied == spec
         assert copied.input_schema == SCHEMA and copied.title == "Weather"
     assert "input_schema={'type': 'object'" in repr(spec) and "name='weather'" in repr(spec)
+    match spec:
+        case McpToolSpec(name, _, {"required": required}):
+            assert (name, required) == ("weather", ["city"])
+        case _:
+            pytest.fail("a spec matches by position as the dataclass it was did")
 
 
 def test_a_spec_takes_any_json_mapping_and_refuses_what_json_cannot_hold() -> None:

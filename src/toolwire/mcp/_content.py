@@ -88,6 +88,16 @@ class McpToolSpec:
         "_output",
         "_title",
     )
+    # Positional patterns (`case McpToolSpec(name, description, schema)`) as on the dataclass.
+    __match_args__ = (
+        "name",
+        "description",
+        "input_schema",
+        "output_schema",
+        "annotations",
+        "title",
+        "requires_approval",
+    )
 
     def __init__(
         self,
