@@ -13,7 +13,7 @@ import pytest
 
 from toolwire import ToolArgumentsError, ToolNameError
 from toolwire.mcp import McpClient, McpTool
-from toolwire.mcp._content import McpProtocolError, McpToolSpec, parse_tool_spec
+from toolwire.mcp._content import McpProtocolError, McpToolSpec, SharedValues, parse_tool_spec
 
 pytestmark = pytest.mark.anyio
 
@@ -130,7 +130,7 @@ def test_a_spec_takes_any_json_mapping_and_refuses_what_json_cannot_hold() -> No
 
 
 def test_a_listing_keeps_equal_schemas_and_descriptions_once() -> None:
-    shared: dict[object, object] = {}
+    shared = SharedValues()
     entries = [
         {
             "name": f"t{n}",
@@ -152,3 +152,14 @@ def test_a_listed_schema_too_deep_to_keep_leaves_that_tool_out() -> None:
         deep = {"type": "object", "properties": {"x": deep}}
     with pytest.raises(McpProtocolError, match="'deep'"):
         parse_tool_spec({"name": "deep", "inputSchema": deep})
+
+
+def test_a_listing_of_distinct_tools_stops_holding_a_table_of_them() -> None:
+    shared = SharedValues()
+    distinct = [f"description {n}" for n in range(5000)]
+    assert [shared.take(text) for text in distinct] == distinct
+    again = "description 4999"
+    assert shared.take(again) is again  # the table was dropped: nothing to share with
+    repeating = SharedValues()
+    first = [repeating.take(f"d{n % 100}") for n in range(5000)]
+    assert repeating.take("d7") is first[7]

@@ -13,7 +13,7 @@ import json
 import marshal
 import typing
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import McpAuthError, McpConnectionError, McpError, McpProtocolError
 from ..results import (
@@ -35,6 +35,7 @@ __all__ = [
     "McpError",
     "McpProtocolError",
     "McpToolSpec",
+    "SharedValues",
     "annotations_from_mcp",
     "annotations_to_mcp",
     "lenient_schema",
@@ -45,6 +46,8 @@ __all__ = [
     "result_to_mcp",
 ]
 
+
+_V = TypeVar("_V")
 
 APPROVAL_META_KEY = "toolwire/requiresApproval"
 """The `_meta` key of a listed tool that needs a person's approval before each call.
@@ -294,11 +297,40 @@ def annotations_to_mcp(annotations: ToolAnnotations) -> dict[str, Any] | None:
     return out or None
 
 
-def parse_tool_spec(raw: Any, shared: dict[Any, Any] | None = None) -> McpToolSpec:
+class SharedValues:
+    """Equal descriptions and packed schemas of one listing, held once.
+
+    Servers made from one API description repeat them. Each value kept costs about 50 bytes of
+    table and each repeat found saves a value of a few hundred, so the table is dropped once
+    4,000 values have been seen and fewer than one in five repeated: a listing of distinct tools
+    pays for a few pages' table, not for one entry per tool.
+    """
+
+    __slots__ = ("_hits", "_seen", "_table")
+
+    def __init__(self) -> None:
+        self._table: dict[Any, Any] | None = {}
+        self._seen = 0
+        self._hits = 0
+
+    def take(self, value: _V) -> _V:
+        """`value`, or the equal one taken before."""
+        table = self._table
+        if table is None:
+            return value
+        kept = table.setdefault(value, value)
+        self._seen += 1
+        if kept is not value:
+            self._hits += 1
+        elif self._seen >= 4000 and self._hits * 5 < self._seen:
+            self._table = None
+        return kept
+
+
+def parse_tool_spec(raw: Any, shared: SharedValues | None = None) -> McpToolSpec:
     """One entry of a `tools/list` result.
 
-    `shared`, kept across the entries of one listing, lets equal descriptions and equal schemas
-    be held once: servers made from one API description repeat them.
+    `shared`, kept across the entries of one listing, holds equal descriptions and schemas once.
 
     Raises:
         McpProtocolError: the entry has no name or a schema that is not an object.
@@ -336,8 +368,8 @@ def parse_tool_spec(raw: Any, shared: dict[Any, Any] | None = None) -> McpToolSp
         raise McpProtocolError(f"tool {name!r} has a schema that cannot be read") from None
     description = description if isinstance(description, str) else ""
     if shared is not None:
-        description = shared.setdefault(description, description)
-        packed = shared.setdefault(packed, packed)
+        description = shared.take(description)
+        packed = shared.take(packed)
     return McpToolSpec._packed(  # pyright: ignore[reportPrivateUsage]  (its own module)
         name,
         description,

@@ -40,6 +40,7 @@ from ._content import (
     McpError,
     McpProtocolError,
     McpToolSpec,
+    SharedValues,
     lenient_schema,
     parse_call_result,
     parse_tool_spec,
@@ -336,7 +337,7 @@ class McpClient(Toolset):
         specs: list[McpToolSpec] = []
         cursor: str | None = None
         seen: set[str] = set()
-        shared: dict[Any, Any] = {}  # equal descriptions and schemas kept once
+        shared = SharedValues()  # equal descriptions and schemas kept once
         for _ in range(_MAX_PAGES):
             params = {"cursor": cursor} if cursor is not None else None
             try:
