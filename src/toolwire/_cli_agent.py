@@ -22,6 +22,7 @@ from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
+from ._cli_common import CliError
 from ._events import (
     FunctionCallCompleted,
     FunctionCallStarted,
@@ -46,10 +47,6 @@ __all__ = [
     "result_json",
     "run_with_view",
 ]
-
-
-class CliError(Exception):
-    """A failure the user can fix; printed without a traceback."""
 
 
 class ApprovalNeeded(Exception):

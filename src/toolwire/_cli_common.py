@@ -24,13 +24,14 @@ import anyio
 import typer
 from rich.console import Console
 
-from ._cli_agent import CliError
+from .errors import ToolwireError
 from .prebuilt import available
 from .tools import Tool, as_tool
 
 __all__ = [
     "ApiKeyOption",
     "BaseUrlOption",
+    "CliError",
     "McpOption",
     "ModelOption",
     "PrebuiltOption",
@@ -42,9 +43,15 @@ __all__ = [
     "out",
     "prebuilt_tools",
     "run_async",
+    "run_command",
     "run_interruptible",
     "state",
 ]
+
+
+class CliError(Exception):
+    """A failure the user can fix; printed without a traceback."""
+
 
 # The options that choose a run's model and tools, shared by `run` and `web` so both read alike.
 ModelOption = Annotated[
@@ -210,3 +217,60 @@ def exit_interrupted(code: int) -> None:
         t.is_alive() and not t.daemon and t is not main for t in threading.enumerate()
     ):
         exit_now(code)
+
+
+def run_command(app: typer.Typer, argv: Sequence[str] | None = None) -> int:
+    """Run the typer `app` on `argv` (the process's arguments by default); the exit code.
+
+    `--debug` is taken anywhere before a `--`; without it a user's error prints one line.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    end = args.index("--") if "--" in args else len(args)
+    state["debug"] = "--debug" in args[:end]
+    args = [a for i, a in enumerate(args) if i >= end or a != "--debug"]
+    try:
+        try:
+            command = _without_flag_types(typer.main.get_command(app))
+            code = command.main(args=args, standalone_mode=False, prog_name="toolwire")
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+        if isinstance(code, int):  # a command's typer.Exit(n) comes back as its return value
+            return code
+    except typer.Exit as exc:
+        return exc.exit_code
+    except (CliError, ToolwireError, OSError) as exc:
+        if state["debug"]:
+            raise
+        err.print(f"error: {exc}", markup=False)
+        return 1
+    except typer.Abort:
+        return 130
+    except Exception as exc:  # usage errors (typer's own click) and anything unexpected
+        show = getattr(exc, "show", None)
+        if callable(show) and isinstance(getattr(exc, "exit_code", None), int):
+            show()
+            return int(getattr(exc, "exit_code"))  # noqa: B009 - typed by the check above
+        if state["debug"]:
+            raise
+        err.print(f"error: {type(exc).__name__}: {exc}", markup=False)
+        return 1
+    return 0
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    # Task groups wrap a single failure in an ExceptionGroup; the user wants the failure.
+    inner = typing.cast(tuple[BaseException, ...], getattr(exc, "exceptions", ()))
+    if isinstance(exc, BaseExceptionGroup) and len(inner) == 1:
+        return _unwrap(inner[0])
+    return typing.cast(BaseException, exc)
+
+
+def _without_flag_types(command: Any) -> Any:
+    """`command` with no type shown for its on/off flags: `--prebuilt` takes no `<bool>`."""
+    help_option = command.get_help_option(typer.Context(command))  # made once, then cached
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _without_flag_types(sub)
+    return command

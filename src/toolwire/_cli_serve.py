@@ -1,8 +1,10 @@
 """`toolwire serve`: serve tools over MCP, on stdio, on one HTTP port, or on one port from
 several worker processes (`--workers`, in `_serve_workers`).
 
-`cli` registers the command; its options, their checks and the choice between the ways of
-serving live here, over `_serve_app` (an app under uvicorn) and `_serve_workers`.
+`cli` registers the command (`add_serve`); its options, their checks and the choice between the
+ways of serving live here, over `_serve_app` (an app under uvicorn) and `_serve_workers`. The
+installed `toolwire` script runs `toolwire serve ...` through `console_serve`, a command line of
+this command alone: a server starts without loading the agent and the other commands.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,13 +20,22 @@ from typing import Annotated, Any
 import anyio
 import typer
 
-from ._cli_agent import CliError
-from ._cli_common import err, load_tools, out, prebuilt_tools, run_async, state
+from ._cli_common import (
+    CliError,
+    err,
+    exit_interrupted,
+    load_tools,
+    out,
+    prebuilt_tools,
+    run_async,
+    run_command,
+    state,
+)
 from ._serve_app import http_listener, http_server
 from ._serve_workers import WorkerPlan, supervise
 from .tools import Tool
 
-__all__ = ["TOKEN_ENV", "serve"]
+__all__ = ["TOKEN_ENV", "add_serve", "console_serve", "serve"]
 
 TOKEN_ENV = "TOOLWIRE_SERVE_TOKEN"
 _INTROSPECTION_ENV = "TOOLWIRE_INTROSPECTION_SECRET"
@@ -217,6 +229,25 @@ def serve(
         err.print("stopped")
 
     run_async(over_http)
+
+
+def add_serve(app: typer.Typer) -> None:
+    """Register `serve` as a command of `app`."""
+    app.command("serve", epilog="Example: toolwire serve --prebuilt --port 8000")(serve)
+
+
+def console_serve(argv: list[str]) -> None:
+    """Run `toolwire serve` from `argv` (starting with `serve`) and exit with its code."""
+    app = typer.Typer(name="toolwire", add_completion=False, pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _root() -> None:  # a group, so the command is still named `serve` in help and usage
+        pass
+
+    add_serve(app)
+    code = run_command(app, argv)
+    exit_interrupted(code)
+    sys.exit(code)
 
 
 def _check_workers(stateless: bool) -> None:

@@ -21,6 +21,11 @@ def main() -> None:
     except MissingDependencyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)
+    if sys.argv[1:2] == ["serve"]:
+        # A server starts without the agent and the other commands (`cli` loads them all).
+        from ._cli_serve import console_serve
+
+        console_serve(sys.argv[1:])
     from .cli import console_main
 
     console_main()

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from ._cli_agent import CliError
+from ._cli_common import CliError
 from .tools import Tool
 
 __all__ = ["app_options", "http_listener", "http_server", "running_server", "uvicorn_server"]

@@ -27,7 +27,6 @@ from rich.text import Text
 from . import __version__
 from ._cli_agent import (
     ApprovalNeeded,
-    CliError,
     RunView,
     preview,
     report,
@@ -39,6 +38,7 @@ from ._cli_agent import (
 from ._cli_common import (
     ApiKeyOption,
     BaseUrlOption,
+    CliError,
     McpOption,
     ModelOption,
     PrebuiltOption,
@@ -49,12 +49,13 @@ from ._cli_common import (
     out,
     prebuilt_tools,
     run_async,
+    run_command,
     run_interruptible,
     state,
 )
 from ._cli_cost import print_costs
 from ._cli_runs import runs_app
-from ._cli_serve import serve
+from ._cli_serve import add_serve
 from ._cli_web import web
 from ._serve_app import running_server
 from .errors import (
@@ -63,7 +64,6 @@ from .errors import (
     McpError,
     McpProtocolError,
     MissingDependencyError,
-    ToolwireError,
 )
 from .results import AudioPart, ImagePart, ResourcePart, ToolResult, json_representation
 from .tools import Tool
@@ -82,7 +82,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(runs_app)
-app.command("serve", epilog="Example: toolwire serve --prebuilt --port 8000")(serve)
+add_serve(app)
 app.command("web", epilog="Example: toolwire web --model test --prebuilt")(web)
 
 # Options several commands share: signing in to MCP servers, and answering their sampling.
@@ -686,59 +686,9 @@ def demo(
     report(err, result)
 
 
-def _unwrap(exc: BaseException) -> BaseException:
-    # Task groups wrap a single failure in an ExceptionGroup; the user wants the failure.
-    inner = typing.cast(tuple[BaseException, ...], getattr(exc, "exceptions", ()))
-    if isinstance(exc, BaseExceptionGroup) and len(inner) == 1:
-        return _unwrap(inner[0])
-    return typing.cast(BaseException, exc)
-
-
-def _without_flag_types(command: Any) -> Any:
-    """`command` with no type shown for its on/off flags: `--prebuilt` takes no `<bool>`."""
-    help_option = command.get_help_option(typer.Context(command))  # made once, then cached
-    for param in [*command.params, *([help_option] if help_option is not None else [])]:
-        if getattr(param, "is_flag", False) and param.metavar is None:
-            param.metavar = ""
-    for sub in getattr(command, "commands", {}).values():
-        _without_flag_types(sub)
-    return command
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolwire` command; returns the exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    # `--debug` is taken anywhere before a `--`, after the command as well as before it.
-    end = args.index("--") if "--" in args else len(args)
-    state["debug"] = "--debug" in args[:end]
-    args = [a for i, a in enumerate(args) if i >= end or a != "--debug"]
-    try:
-        try:
-            command = _without_flag_types(typer.main.get_command(app))
-            code = command.main(args=args, standalone_mode=False, prog_name="toolwire")
-        except BaseExceptionGroup as group:
-            raise _unwrap(group) from None
-        if isinstance(code, int):  # a command's typer.Exit(n) comes back as its return value
-            return code
-    except typer.Exit as exc:
-        return exc.exit_code
-    except (CliError, ToolwireError, OSError) as exc:
-        if state["debug"]:
-            raise
-        err.print(f"error: {exc}", markup=False)
-        return 1
-    except typer.Abort:
-        return 130
-    except Exception as exc:  # usage errors (typer's own click) and anything unexpected
-        show = getattr(exc, "show", None)
-        if callable(show) and isinstance(getattr(exc, "exit_code", None), int):
-            show()
-            return int(getattr(exc, "exit_code"))  # noqa: B009 - typed by the check above
-        if state["debug"]:
-            raise
-        err.print(f"error: {type(exc).__name__}: {exc}", markup=False)
-        return 1
-    return 0
+    return run_command(app, argv)
 
 
 def console_main() -> None:

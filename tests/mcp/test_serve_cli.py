@@ -214,3 +214,76 @@ def test_run_over_mcp_does_not_run_a_tool_that_needs_approval(tmp_path: Path) ->
     assert done.returncode == 1, done.stderr
     assert "the run stopped for approval" in done.stderr and "wipe(" in done.stderr, done.stderr
     assert not marker.exists()  # the tool never ran on the server
+
+
+# --- the installed script: `toolwire serve` without the rest of the command line --------------
+
+_SCRIPT = """
+import sys
+from toolwire._console import main
+try:
+    main()
+finally:
+    print("agent loaded:", "toolwire.agent" in sys.modules, file=sys.stderr)
+"""
+
+
+def script(*args: str) -> subprocess.CompletedProcess[str]:
+    """The installed `toolwire` script's entry point with `args`; says whether the agent loaded."""
+    return subprocess.run(
+        [sys.executable, "-c", _SCRIPT, *args],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+        cwd=ROOT,
+    )
+
+
+def test_the_script_serves_without_loading_the_agent() -> None:
+    done = script("serve", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "Usage: toolwire serve [OPTIONS]" in done.stdout
+    assert "--prebuilt" in done.stdout
+    assert "Example: toolwire serve --prebuilt --port 8000" in done.stdout
+    assert "agent loaded: False" in done.stderr
+    # Any other command takes the whole command line, as before.
+    other = script("--help")
+    assert other.returncode == 0, other.stderr
+    assert "serve" in other.stdout and "run" in other.stdout
+    assert "agent loaded: True" in other.stderr
+
+
+def test_the_script_reports_a_serve_mistake_in_one_line() -> None:
+    done = script("serve")
+    assert done.returncode == 1
+    assert "error: nothing to serve" in done.stderr
+    assert "Traceback" not in done.stderr
+    usage = script("serve", "--port", "many")
+    assert usage.returncode == 2
+    assert "Invalid value for '--port'" in usage.stderr
+    # `--debug` still shows the traceback, placed after the command as before.
+    debug = script("serve", "--debug")
+    assert debug.returncode != 0
+    assert "Traceback" in debug.stderr and "CliError" in debug.stderr
+
+
+def test_the_script_serves_calls() -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SCRIPT, "serve", "--prebuilt", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=_env(),
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url == f"http://127.0.0.1:{port}/mcp", proc.stderr.read() if proc.stderr else ""
+        assert _post(port) == 200
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "agent loaded: False" in err

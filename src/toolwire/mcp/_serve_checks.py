@@ -6,11 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from starlette.types import ASGIApp, Receive, Scope, Send
-
-from ._base import scrub_query_token
-
-__all__ = ["MIN_TOKEN_CHARS", "ScrubQueryToken", "check_serving"]
+__all__ = ["MIN_TOKEN_CHARS", "check_serving"]
 
 logger = logging.getLogger("toolwire.mcp")
 
@@ -52,20 +48,3 @@ def check_serving(
             "can call these tools through DNS rebinding; give a token (or oauth), or list the "
             "host names instead of '*'"
         )
-
-
-class ScrubQueryToken:
-    """Cut an `access_token` out of the query string before anything logs the URL.
-
-    MCP takes tokens in the `Authorization` header only; one sent in the URL is never read, but
-    the access log would keep it. (`OAuthGuard` does the same and refuses the request.)
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        query = scope.get("query_string", b"") if scope["type"] == "http" else b""
-        if (query and b"access_token" in query.lower()) or b"%" in query:
-            scope["query_string"] = scrub_query_token(query)
-        await self.app(scope, receive, send)

@@ -10,16 +10,18 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote_plus, urlsplit
 
 import anyio
 import httpx
-import jwt
 
 from ..errors import InvalidTokenError
 from ..tools import AuthInfo
 from ._oauth_config import DEFAULT_ALGORITHMS, ProtectedResource, TokenIntrospection, check_url
+
+if TYPE_CHECKING:
+    import jwt
 
 __all__ = [
     "AuthServerUnavailable",
@@ -205,6 +207,8 @@ class _KeySet:
         return found
 
     async def _fetch(self) -> None:
+        import jwt  # the mcp extra's PyJWT, loaded once a token is checked: `serve` starts without it
+
         uri = self.jwks_uri or await self.server.endpoint("jwks_uri")
         self.fetches += 1
         document = await _get_json(uri)
@@ -321,6 +325,8 @@ class JwtVerifier:
 
     async def verify(self, token: str) -> AuthInfo:
         """The token's `AuthInfo`, or `InvalidTokenError` saying why it is refused."""
+        import jwt  # the mcp extra's PyJWT, loaded once a token is checked: `serve` starts without it
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import hmac
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -20,7 +17,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__, telemetry
 from .._schema import value_schema
@@ -39,13 +36,15 @@ from ..results import (
 from ..tools import Tool, ToolContext, ToolLike
 from ._base import AUTH_SCOPE_KEY, is_loopback
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
+from ._front import McpFront, bearer_valid, invalid_token
 from ._oauth_config import ProtectedResource
 from ._overload import shed_on_exhaustion
-from ._serve_checks import ScrubQueryToken, check_serving
+from ._serve_checks import check_serving
 from ._server_context import LOG_LEVELS, Talk, interactive, may_talk
 from ._server_events import RETRY_MS, SessionEvents, SessionScope
 from ._server_resources import add_completion, add_prompts, add_resources
 from ._sessions import AnonymousSessions, SessionPolicy
+from ._stateless import StatelessJson
 from .prompts import Prompt
 from .resource_auth import OAuthGuard, ToolScopeCheck
 from .resources import Resource, ResourceUpdates
@@ -341,166 +340,9 @@ def _hold_to_schema(name: str, result: ToolResult, check: SchemaValidator) -> To
     return error_result(f"Tool {name!r} returned a result that breaks its output schema: {found}")
 
 
-class _CancelOnDisconnect:
-    """Stop a 2026-07-28 request's handler when its client goes away before the answer.
-
-    In that revision, closing the answer stream is how a client cancels a request. With JSON
-    answers nothing else listens for that disconnect, so a cancelled tool would run on. (The
-    handshake era cancels with `notifications/cancelled`, which the SDK applies itself; a
-    stateless server has no session for that notification to find the call by, so there a
-    handshake-era request is watched too: its answer has no other reader.)
-    Watching costs a task, so it starts only once a request has run for `_WATCH_AFTER` seconds:
-    quick answers, nearly all of them, pay for a timer alone.
-    """
-
-    def __init__(self, app: ASGIApp, every_era: bool = False) -> None:
-        self.app = app
-        self.every_era = every_era
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        loop = _asyncio_loop()
-        if (
-            scope["type"] != "http"
-            or scope["method"] != "POST"
-            or not (self.every_era or _modern(scope))
-            or not loop
-        ):
-            await self.app(scope, receive, send)
-            return
-        # The body is read here, so that the watch sees only what comes after it.
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = [b"".join(chunks)]
-        gone = anyio.Event()
-
-        async def replay() -> dict[str, Any]:
-            if body:
-                return {"type": "http.request", "body": body.pop(), "more_body": False}
-            await gone.wait()
-            return {"type": "http.disconnect"}
-
-        answered: list[bool] = []
-
-        async def send_answer(message: Message) -> None:
-            await send(message)
-            if message["type"] == "http.response.body" and not message.get("more_body", False):
-                answered.append(True)
-
-        async def watch() -> None:
-            # After the body, the server only says that the client has gone (or, once the
-            # answer is out, that the exchange is over: nothing left to cancel then).
-            if (await receive())["type"] == "http.disconnect":
-                gone.set()
-                if not answered:
-                    request.cancel()
-
-        watcher: list[asyncio.Task[None]] = []
-        timer = loop.call_later(_WATCH_AFTER, lambda: watcher.append(loop.create_task(watch())))
-        with anyio.CancelScope() as request:
-            try:
-                await self.app(scope, replay, send_answer)
-            finally:
-                timer.cancel()
-                for task in watcher:
-                    task.cancel()
-                    with anyio.CancelScope(shield=True), suppress(asyncio.CancelledError):
-                        await task
-
-
-def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    # The watch uses asyncio's timers; under another event loop requests pass through.
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-_WATCH_AFTER = 0.05
-"""Seconds a 2026-07-28 request runs before the server starts watching for its client to leave."""
-
-
-def _modern(scope: Scope) -> bool:
-    version = next((v for k, v in scope["headers"] if k == b"mcp-protocol-version"), b"")
-    return version.decode("latin-1") in MODERN_PROTOCOL_VERSIONS
-
-
-class _BoundedBody:
-    """Read a request's body within a size cap and a deadline, then hand it on whole.
-
-    Without it, a body was read in full before the size limit was checked (on the per-request
-    revision), and a client that stalls mid-upload held its request open for as long as it liked.
-    """
-
-    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float | None) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-        self.timeout = timeout
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
-            await self.app(scope, receive, send)
-            return
-        declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await _refuse(send, 413, f"Request body too large (limit {self.max_bytes} bytes)")
-            return
-        chunks: list[bytes] = []
-        size = 0
-        with anyio.move_on_after(self.timeout) as deadline:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return
-                chunk: bytes = message.get("body", b"")
-                size += len(chunk)
-                if size > self.max_bytes:
-                    await _refuse(
-                        send, 413, f"Request body too large (limit {self.max_bytes} bytes)"
-                    )
-                    return
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    break
-        if deadline.cancelled_caught:
-            await _refuse(send, 408, f"Request body not received within {self.timeout:g} seconds")
-            return
-        pending = [b"".join(chunks)]
-
-        async def replay() -> Message:
-            if pending:
-                return {"type": "http.request", "body": pending.pop(), "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-
-async def _refuse(send: Send, status: int, message: str) -> None:
-    """A JSON-RPC error answer that also closes the connection (the body was left unread)."""
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-class _BearerAuth:
-    """Refuse HTTP requests without `Authorization: Bearer <token>` (401)."""
+class _BearerAuth:  # pyright: ignore[reportUnusedClass]  # `toolwire web` (_web) uses it
+    """Refuse HTTP requests without `Authorization: Bearer <token>` (401), for an app that is
+    not an MCP endpoint (`toolwire web`); `create_app` checks its token in `McpFront`."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
@@ -508,28 +350,9 @@ class _BearerAuth:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-            scheme, _, credentials = given.partition(b" ")
-            # The scheme is case-insensitive (RFC 7235), the token compared in constant time.
-            valid = scheme.lower() == b"bearer" and hmac.compare_digest(
-                credentials.strip(), self.expected
-            )
-            if not valid:
-                # The OAuth bearer-token error shape, as the SDK's own auth middleware answers.
-                body = b'{"error":"invalid_token","error_description":"A valid bearer token is required"}'
-
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer error="invalid_token"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+            given = next((v for k, v in scope["headers"] if k == b"authorization"), None)
+            if not bearer_valid(given, self.expected):
+                await invalid_token(send)
                 return
         await self.app(scope, receive, send)
 
@@ -655,22 +478,28 @@ def create_app(
     if json_response is None:
         json_response = not resumable and not may_talk(tools, resources, prompts)
     resume = resumable and not stateless and not json_response
-    app: ASGIApp = server.streamable_http_app(
+    security = _security(allowed_hosts, dns_rebinding_protection)
+    routed: ASGIApp = server.streamable_http_app(
         streamable_http_path=path,
         json_response=json_response,
         stateless_http=stateless,
         event_store=SessionEvents() if resume else None,
         retry_interval=RETRY_MS if resume else None,
-        transport_security=_security(allowed_hosts, dns_rebinding_protection),
+        transport_security=security,
         max_request_body_size=max_body_bytes,
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
     )
+    # The MCP endpoint is answered by the session manager itself, not through Starlette's
+    # error, exception and routing layers (the lifespan and other paths still are).
+    app: ASGIApp = server.session_manager.handle_request
+    if stateless and json_response:
+        # One request, one answer, no session: served in the request's task.
+        app = StatelessJson(server, app, security)
     if resume:
         app = SessionScope(app)
     if not stateless:
         app = AnonymousSessions(app, session_policy or SessionPolicy(), max_sessions)
-    app = _CancelOnDisconnect(app, stateless)
     if oauth is not None and oauth.tool_scopes:
         names = ToolRegistry()
         served = {names.add(t).name for t in tools}
@@ -678,12 +507,18 @@ def create_app(
         if unknown:
             raise ValueError(f"oauth.tool_scopes names tools not served: {', '.join(unknown)}")
         app = ToolScopeCheck(app, oauth)
-    app = _BoundedBody(app, max_body_bytes, upload_timeout)
-    if auth_token is not None:
-        app = _BearerAuth(app, auth_token)
-    # Outermost: a caller without a valid token gets no further than its headers. Without
-    # OAuth, a token sent in the URL is still cut out before the access log sees it.
-    return OAuthGuard(app, oauth) if oauth is not None else ScrubQueryToken(app)
+    front = McpFront(
+        app,
+        routed,
+        path=path,
+        token=auth_token,
+        scrub=oauth is None,
+        max_bytes=max_body_bytes,
+        timeout=upload_timeout,
+        watch_every_era=stateless,
+    )
+    # Outermost: a caller without a valid token gets no further than its headers.
+    return OAuthGuard(front, oauth) if oauth is not None else front
 
 
 async def serve(

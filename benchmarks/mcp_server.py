@@ -1,0 +1,559 @@
+"""toolwire's MCP server against the official SDK's `MCPServer`: calls/s per era, mode and load,
+and the cold start of `toolwire serve --prebuilt`.
+
+Throughput: both servers serve the same `add(a, b)` tool with JSON answers (toolwire chooses
+JSON for a tool that cannot talk back; the SDK is given `json_response=True`), each in its own
+process pinned to CPU 0 with `taskset`, while this process, pinned to CPU 1, drives them with
+toolwire's `McpClient` (the lighter client, so the server is what runs out of CPU). For every
+era (`legacy`: the initialize handshake; `modern`: the per-request revision 2026-07-28), mode
+(`stateful`, `stateless`) and number of clients (each its own `McpClient`, so its own
+connections and session), the rounds alternate between the servers, so load from elsewhere on
+a shared machine falls on both alike. A row gives each server's median calls/s, the median of
+the per-pair ratios (toolwire / SDK, higher is better for toolwire) and each server's CPU per
+call (the steadier figure on a busy machine). fastmcp, when installed, joins the rotation.
+
+Cold start: from spawning `toolwire serve --prebuilt` (as the installed script runs it) to the
+first answered `tools/call`,
+against an `MCPServer` script serving the same tools under uvicorn, alternating, median of the
+runs. Both servers are pinned to CPU 0 as above.
+
+Run: `.venv/bin/python benchmarks/mcp_server.py [throughput|cold|all] [--clients 10,100,500]
+[--rounds 3] [--eras legacy,modern] [--modes stateful,stateless] [--calls 2000]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+SERVER_CPU = 0
+CLIENT_CPU = 1
+
+# --- servers (run as `python benchmarks/mcp_server.py --serve KIND MODE PORT`) -------------------
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def toolwire_app(stateless: bool) -> Any:
+    from toolwire import tool
+    from toolwire.mcp import SessionPolicy, create_app
+
+    # Every client here comes from one address: the per-client session quota (32 by default),
+    # which the SDK does not have, would close the sessions of all but 32 of them.
+    policy = SessionPolicy(per_client=100_000)
+    return create_app([tool(add)], name="bench", stateless=stateless, session_policy=policy)
+
+
+def sdk_app(stateless: bool) -> Any:
+    from mcp.server.mcpserver import MCPServer
+
+    # Logging at ERROR, as uvicorn's: at its default (INFO) the SDK logs every stateless
+    # request, which would make it look slower than it can be.
+    server = MCPServer("bench", log_level="ERROR")
+    server.tool()(add)
+    return server.streamable_http_app(json_response=True, stateless_http=stateless)
+
+
+def fastmcp_app(stateless: bool) -> Any:
+    from fastmcp import FastMCP  # pyright: ignore[reportMissingImports]
+
+    server: Any = FastMCP("bench")
+    server.tool(add)
+    return server.http_app(json_response=True, stateless_http=stateless)
+
+
+SERVERS: dict[str, Callable[[bool], Any]] = {
+    "toolwire": toolwire_app,
+    "SDK": sdk_app,
+    "fastmcp": fastmcp_app,
+}
+
+
+def serve(kind: str, mode: str, port: int) -> None:
+    import uvicorn
+
+    app = SERVERS[kind](mode == "stateless")
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def pinned(command: list[str], cpu: int) -> list[str]:
+    """`command` run on one CPU when `taskset` is there (and the machine has that CPU)."""
+    if shutil.which("taskset") and (os.cpu_count() or 1) > cpu:
+        return ["taskset", "-c", str(cpu), *command]
+    return command
+
+
+def has_fastmcp() -> bool:
+    try:
+        import fastmcp  # pyright: ignore[reportMissingImports, reportUnusedImport]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@dataclass
+class Running:
+    kind: str
+    url: str
+    pid: int
+
+
+@asynccontextmanager
+async def running(kind: str, mode: str) -> AsyncIterator[Running]:
+    port = free_port()
+    command = [sys.executable, __file__, "--serve", kind, mode, str(port)]
+    proc = await anyio.open_process(
+        pinned(command, SERVER_CPU), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        with anyio.fail_after(60):
+            while True:
+                try:
+                    stream = await anyio.connect_tcp("127.0.0.1", port)
+                except OSError:
+                    await anyio.sleep(0.05)
+                    continue
+                await stream.aclose()
+                break
+        yield Running(kind, f"http://127.0.0.1:{port}/mcp", proc.pid)
+    finally:
+        proc.terminate()
+        with anyio.fail_after(20):
+            await proc.wait()
+        await proc.aclose()
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds used by process `pid` (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# --- throughput --------------------------------------------------------------------------------
+
+
+@dataclass
+class Round:
+    rate: float
+    server_us: float
+    errors: int
+    first_error: str | None
+
+
+async def load_round(server: Running, era: str, clients: int, calls: int) -> Round:
+    """`clients` McpClients, connected and warmed first, then sharing `calls` calls."""
+    from toolwire.mcp import McpClient
+
+    failures: list[str] = []
+    async with AsyncExitStack() as stack:
+        opened: list[Any] = []
+        for _ in range(clients):
+            client = McpClient(server.url, timeout=120, protocol=era, follow_changes=False)  # type: ignore[arg-type]
+            try:
+                await stack.enter_async_context(client)
+            except Exception as exc:
+                failures.append(f"connect: {exc}")
+                continue
+            opened.append(client)
+        shared = iter(range(calls))
+
+        async def worker(client: Any) -> None:
+            for i in shared:
+                try:
+                    result = await client.call_tool("add", {"a": i, "b": 1})
+                except Exception as exc:
+                    failures.append(f"{type(exc).__name__}: {exc}")
+                    continue
+                if result.is_error or result.text != str(i + 1):
+                    failures.append(result.text)
+
+        async with anyio.create_task_group() as group:  # warm every connection up
+            for client in opened:
+                group.start_soon(client.call_tool, "add", {"a": 1, "b": 1})
+        cpu = process_cpu(server.pid)
+        start = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            for client in opened:
+                group.start_soon(worker, client)
+        wall = time.perf_counter() - start
+        used = process_cpu(server.pid) - cpu
+    return Round(calls / wall, used / calls * 1e6, len(failures), failures[0] if failures else None)
+
+
+async def throughput(
+    eras: list[str], modes: list[str], load: list[int], rounds: int, calls: int
+) -> None:
+    kinds = ["toolwire", "SDK"] + (["fastmcp"] if has_fastmcp() else [])
+    print(
+        f"server on CPU {SERVER_CPU}, McpClients on CPU {CLIENT_CPU}; max({calls}, 4 x clients) "
+        f"calls a round, {rounds} alternating rounds per row; medians"
+    )
+    print(
+        f"{'era':<7} {'mode':<9} {'clients':>7} "
+        + " ".join(f"{k + ' calls/s':>17}" for k in kinds)
+        + "  toolwire/SDK  "
+        + " ".join(f"{k + ' CPU':>13}" for k in kinds)
+        + "  errors"
+    )
+    for mode in modes:
+        async with AsyncExitStack() as stack:
+            servers = [await stack.enter_async_context(running(k, mode)) for k in kinds]
+            for era in eras:
+                for clients in load:
+                    total = max(calls, 4 * clients)
+                    found: dict[str, list[Round]] = {k: [] for k in kinds}
+                    for turn in range(rounds):
+                        # Alternate who goes first, so neither always follows the other.
+                        order = servers if turn % 2 == 0 else servers[::-1]
+                        for server in order:
+                            found[server.kind].append(await load_round(server, era, clients, total))
+                    ratios = [
+                        ours.rate / theirs.rate
+                        for ours, theirs in zip(found["toolwire"], found["SDK"], strict=True)
+                    ]
+                    rate = {k: statistics.median(r.rate for r in found[k]) for k in kinds}
+                    cpu = {k: statistics.median(r.server_us for r in found[k]) for k in kinds}
+                    errors = ", ".join(f"{k}: {sum(r.errors for r in found[k])}" for k in kinds)
+                    print(
+                        f"{era:<7} {mode:<9} {clients:>7} "
+                        + " ".join(f"{rate[k]:>17.0f}" for k in kinds)
+                        + f"  {statistics.median(ratios):>11.2f}x  "
+                        + " ".join(f"{cpu[k]:>11.0f}us" for k in kinds)
+                        + f"  {errors}",
+                        flush=True,
+                    )
+                    for k in kinds:
+                        first = next((r.first_error for r in found[k] if r.first_error), None)
+                        if first:
+                            print(f"        first error from {k}: {first[:200]}")
+
+
+# --- the app alone: CPU per request, no sockets -----------------------------------------------
+
+HANDSHAKE = "2025-11-25"
+MODERN = "2026-07-28"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+class AppDriver:
+    """Requests handed straight to an app's ASGI callable in this process, as uvicorn would hand
+    them: the app's own cost per request, without the HTTP server, the sockets or a client."""
+
+    def __init__(self, app: Any, era: str) -> None:
+        self.app = app
+        self.era = era
+        self.session: bytes | None = None
+        self.headers: list[tuple[bytes, bytes]] = [
+            (b"host", b"127.0.0.1:8000"),
+            (b"accept", b"application/json, text/event-stream"),
+            (b"content-type", b"application/json"),
+        ]
+
+    async def post(
+        self, message: dict[str, Any], extra: list[tuple[bytes, bytes]]
+    ) -> tuple[int, dict[str, bytes], bytes]:
+        import json
+
+        body = json.dumps(message).encode()
+        headers = [*self.headers, *extra, (b"content-length", str(len(body)).encode())]
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.4"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": "/mcp",
+            "raw_path": b"/mcp",
+            "query_string": b"",
+            "root_path": "",
+            "headers": headers,
+            "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 8000),
+            "state": {},
+        }
+        pending = [body]
+        answered = anyio.Event()
+        status: list[int] = []
+        got: dict[str, bytes] = {}
+        chunks: list[bytes] = []
+
+        async def receive() -> dict[str, Any]:
+            if pending:
+                return {"type": "http.request", "body": pending.pop(), "more_body": False}
+            await answered.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+                got.update((k.decode(), v) for k, v in message.get("headers", []))
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    answered.set()
+
+        await self.app(scope, receive, send)
+        return status[0], got, b"".join(chunks)
+
+    async def open(self) -> None:
+        if self.era == "modern":
+            return
+        status, headers, _ = await self.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": HANDSHAKE,
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "1"},
+                },
+            },
+            [],
+        )
+        assert status == 200, status
+        self.session = headers.get("mcp-session-id")
+        await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, self.extra())
+
+    def extra(self) -> list[tuple[bytes, bytes]]:
+        if self.era == "modern":
+            return [
+                (b"mcp-protocol-version", MODERN.encode()),
+                (b"mcp-method", b"tools/call"),
+                (b"mcp-name", b"add"),
+            ]
+        found = [(b"mcp-protocol-version", HANDSHAKE.encode())]
+        if self.session is not None:
+            found.append((b"mcp-session-id", self.session))
+        return found
+
+    async def call(self, i: int) -> None:
+        params: dict[str, Any] = {"name": "add", "arguments": {"a": i, "b": 1}}
+        if self.era == "modern":
+            params["_meta"] = ENVELOPE
+        message = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}
+        status, _, body = await self.post(message, self.extra())
+        assert status == 200 and f'"text":"{i + 1}"'.encode() in body.replace(b" ", b""), body
+
+
+@asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """The app's lifespan (startup before, shutdown after)."""
+    sent: list[str] = ["lifespan.startup"]
+    started, stop = anyio.Event(), anyio.Event()
+
+    async def receive() -> dict[str, Any]:
+        if sent:
+            return {"type": sent.pop()}
+        await stop.wait()
+        return {"type": "lifespan.shutdown"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"].startswith("lifespan.startup"):
+            started.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(
+            app, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, receive, send
+        )
+        await started.wait()
+        try:
+            yield
+        finally:
+            stop.set()
+
+
+async def app_round(kind: str, mode: str, era: str, clients: int, calls: int) -> float:
+    """CPU microseconds per call of `clients` concurrent callers on a fresh app."""
+    app = SERVERS[kind](mode == "stateless")
+    async with lifespan(app):
+        drivers = [AppDriver(app, era) for _ in range(clients)]
+        for driver in drivers:
+            await driver.open()
+        for driver in drivers:
+            await driver.call(0)
+        shared = iter(range(calls))
+
+        async def worker(driver: AppDriver) -> None:
+            for i in shared:
+                await driver.call(i)
+
+        start = time.process_time()
+        async with anyio.create_task_group() as group:
+            for driver in drivers:
+                group.start_soon(worker, driver)
+        return (time.process_time() - start) / calls * 1e6
+
+
+async def app_cpu(
+    eras: list[str], modes: list[str], load: list[int], rounds: int, calls: int
+) -> None:
+    print(
+        f"the app alone (no sockets): CPU per call in this process, {calls} calls a round, "
+        f"{rounds} alternating rounds per row; medians (lower is better)"
+    )
+    print(f"{'era':<7} {'mode':<9} {'clients':>7} {'toolwire':>10} {'SDK':>10}  SDK/toolwire")
+    for mode in modes:
+        for era in eras:
+            for clients in load:
+                found: dict[str, list[float]] = {"toolwire": [], "SDK": []}
+                for turn in range(rounds):
+                    for kind in ("toolwire", "SDK") if turn % 2 == 0 else ("SDK", "toolwire"):
+                        found[kind].append(await app_round(kind, mode, era, clients, calls))
+                ours = statistics.median(found["toolwire"])
+                theirs = statistics.median(found["SDK"])
+                ratio = statistics.median(
+                    b / a for a, b in zip(found["toolwire"], found["SDK"], strict=True)
+                )
+                print(
+                    f"{era:<7} {mode:<9} {clients:>7} {ours:>8.0f}us {theirs:>8.0f}us  {ratio:>11.2f}x",
+                    flush=True,
+                )
+
+
+# --- cold start --------------------------------------------------------------------------------
+
+SDK_PREBUILT = """
+import sys
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from toolwire.prebuilt import available
+
+server = MCPServer("toolwire", log_level="ERROR")
+for found in available():
+    server.add_tool(found.function, name=found.name, description=found.description)
+uvicorn.run(
+    server.streamable_http_app(json_response=True),
+    host="127.0.0.1", port=int(sys.argv[1]), log_level="error",
+)
+"""
+"""The SDK side of the cold start: the same prebuilt functions, each registered with MCPServer
+(importing `toolwire.prebuilt` for them costs the SDK side what finding the functions costs)."""
+
+
+def cold_command(kind: str, port: int) -> list[str]:
+    if kind == "toolwire":
+        # As the installed `toolwire` script runs it.
+        script = "from toolwire._console import main; main()"
+        command = [sys.executable, "-c", script, "serve", "--prebuilt", "--port", str(port)]
+    else:
+        command = [sys.executable, "-c", SDK_PREBUILT, str(port)]
+    return pinned(command, SERVER_CPU)
+
+
+async def cold_once(kind: str) -> float:
+    """Seconds from spawning the server to the first answered `tools/call`."""
+    from toolwire.mcp import McpClient
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    start = time.perf_counter()
+    proc = await anyio.open_process(
+        cold_command(kind, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        with anyio.fail_after(60):
+            while True:
+                try:
+                    stream = await anyio.connect_tcp("127.0.0.1", port)
+                except OSError:
+                    await anyio.sleep(0.005)
+                    continue
+                await stream.aclose()
+                break
+            async with McpClient(url, protocol="legacy", follow_changes=False) as client:
+                result = await client.call_tool("calculator", {"expression": "6*7"})
+        elapsed = time.perf_counter() - start
+        assert result.text.strip() == "42", result.text
+        return elapsed
+    finally:
+        proc.terminate()
+        with anyio.fail_after(20):
+            await proc.wait()
+        await proc.aclose()
+
+
+async def cold(rounds: int) -> None:
+    found: dict[str, list[float]] = {"toolwire": [], "SDK": []}
+    for turn in range(rounds):
+        order = ("toolwire", "SDK") if turn % 2 == 0 else ("SDK", "toolwire")
+        for kind in order:
+            found[kind].append(await cold_once(kind))
+    ratios = [a / b for a, b in zip(found["toolwire"], found["SDK"], strict=True)]
+    ours, theirs = statistics.median(found["toolwire"]), statistics.median(found["SDK"])
+    print(
+        f"cold start to the first answered call, median of {rounds} alternating runs: "
+        f"toolwire serve --prebuilt {ours * 1000:.0f} ms, MCPServer {theirs * 1000:.0f} ms, "
+        f"toolwire/SDK {statistics.median(ratios):.2f}x (lower is better)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "what", nargs="?", default="all", choices=("throughput", "app", "cold", "all")
+    )
+    parser.add_argument("--clients", default="10,100,500")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--eras", default="legacy,modern")
+    parser.add_argument("--modes", default="stateful,stateless")
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    if shutil.which("taskset") and (os.cpu_count() or 1) > CLIENT_CPU:
+        os.sched_setaffinity(0, {CLIENT_CPU})
+    if args.what in ("throughput", "all"):
+        anyio.run(
+            throughput,
+            args.eras.split(","),
+            args.modes.split(","),
+            [int(n) for n in args.clients.split(",")],
+            args.rounds,
+            args.calls,
+        )
+    if args.what == "app":
+        anyio.run(
+            app_cpu,
+            args.eras.split(","),
+            args.modes.split(","),
+            [int(n) for n in args.clients.split(",")],
+            args.rounds,
+            args.calls,
+        )
+    if args.what in ("cold", "all"):
+        anyio.run(cold, max(args.rounds, 5))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve":
+        serve(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    else:
+        main()
