@@ -18,10 +18,8 @@ from typing import Any
 
 from starlette.requests import Request
 
-from ..mcp.server import (
-    _BearerAuth,  # pyright: ignore[reportPrivateUsage]
-    _security,  # pyright: ignore[reportPrivateUsage]
-)
+from ..mcp._front import BearerAuth
+from ..mcp.server import _security  # pyright: ignore[reportPrivateUsage]
 from ..ui._asgi import ASGIApp, Receive, Scope, Send, lifespan, send_json
 from ..ui._turn import UiAgent
 from ..ui.ag_ui import AgUiApp
@@ -84,7 +82,7 @@ def web_app(
         closers.append(runs_screen.close)
         info = {**info, "runs": runs_screen.shown}
     info = {**info, "stdio": allow_stdio}
-    api = _BearerAuth(_Api(AgUiApp(agent, trace=True), info, inspector, screen), token)
+    api = BearerAuth(_Api(AgUiApp(agent, trace=True), info, inspector, screen), token)
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

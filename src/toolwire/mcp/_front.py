@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._base import scrub_query_token
 
-__all__ = ["McpFront", "bearer_valid", "invalid_token", "refuse"]
+__all__ = ["BearerAuth", "McpFront", "bearer_valid", "invalid_token", "refuse"]
 
 _WATCH_AFTER = 0.05
 """Seconds a watched request runs before the server starts watching for its client to leave."""
@@ -231,6 +231,23 @@ async def invalid_token(send: Send) -> None:
         }
     )
     await send({"type": "http.response.body", "body": _INVALID_TOKEN})
+
+
+class BearerAuth:
+    """Refuse HTTP requests without `Authorization: Bearer <token>` (401), for an app that is
+    not an MCP endpoint (`toolwire web`); `create_app` checks its token in `McpFront`."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = next((v for k, v in scope["headers"] if k == b"authorization"), None)
+            if not bearer_valid(given, self.expected):
+                await invalid_token(send)
+                return
+        await self.app(scope, receive, send)
 
 
 async def refuse(send: Send, status: int, message: str) -> None:

@@ -17,7 +17,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from .. import __version__, telemetry
 from .._schema import value_schema
@@ -36,7 +36,7 @@ from ..results import (
 from ..tools import Tool, ToolContext, ToolLike
 from ._base import AUTH_SCOPE_KEY, is_loopback
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
-from ._front import McpFront, bearer_valid, invalid_token
+from ._front import McpFront
 from ._oauth_config import ProtectedResource
 from ._overload import shed_on_exhaustion
 from ._serve_checks import check_serving
@@ -338,23 +338,6 @@ def _hold_to_schema(name: str, result: ToolResult, check: SchemaValidator) -> To
         f"{'.'.join(map(str, p.path)) or 'the result'}: {p.message}" for p in problems
     )
     return error_result(f"Tool {name!r} returned a result that breaks its output schema: {found}")
-
-
-class _BearerAuth:  # pyright: ignore[reportUnusedClass]  # `toolwire web` (_web) uses it
-    """Refuse HTTP requests without `Authorization: Bearer <token>` (401), for an app that is
-    not an MCP endpoint (`toolwire web`); `create_app` checks its token in `McpFront`."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.expected = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            given = next((v for k, v in scope["headers"] if k == b"authorization"), None)
-            if not bearer_valid(given, self.expected):
-                await invalid_token(send)
-                return
-        await self.app(scope, receive, send)
 
 
 def _security(
