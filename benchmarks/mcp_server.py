@@ -120,6 +120,19 @@ class Running:
     pid: int
 
 
+async def listening(port: int, poll: float) -> None:
+    """Wait until a server accepts connections on `port`, polling every `poll` seconds (the
+    caller bounds the wait)."""
+    while True:
+        try:
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+        except OSError:
+            await anyio.sleep(poll)
+            continue
+        await stream.aclose()
+        return
+
+
 @asynccontextmanager
 async def running(kind: str, mode: str) -> AsyncIterator[Running]:
     port = free_port()
@@ -129,14 +142,7 @@ async def running(kind: str, mode: str) -> AsyncIterator[Running]:
     )
     try:
         with anyio.fail_after(60):
-            while True:
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    await anyio.sleep(0.05)
-                    continue
-                await stream.aclose()
-                break
+            await listening(port, poll=0.05)
         yield Running(kind, f"http://127.0.0.1:{port}/mcp", proc.pid)
     finally:
         proc.terminate()
@@ -482,14 +488,7 @@ async def cold_once(kind: str) -> float:
     )
     try:
         with anyio.fail_after(60):
-            while True:
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    await anyio.sleep(0.005)
-                    continue
-                await stream.aclose()
-                break
+            await listening(port, poll=0.005)
             async with McpClient(url, protocol="legacy", follow_changes=False) as client:
                 result = await client.call_tool("calculator", {"expression": "6*7"})
         elapsed = time.perf_counter() - start
