@@ -13,13 +13,14 @@ import inspect
 import json
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
 import pydantic
 
+from ._record import record
 from ._schema import is_async_callable
 from ._schema_refs import SchemaIndex
 from ._tool_client import Elicited, LogLevel, Sampled, ToolClient
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class AuthInfo:
     """Who called a tool through an MCP server protected by OAuth: the validated access token.
 
@@ -62,7 +63,7 @@ class AuthInfo:
     claims: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
-@dataclass(slots=True)
+@record
 class ToolContext:
     """Given to a tool parameter annotated `ToolContext`; never part of the schema.
 

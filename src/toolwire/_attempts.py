@@ -6,12 +6,12 @@ It lives on the lowest floor because both a completion (`Completion.attempts`) a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ._record import record
 
 __all__ = ["Attempt"]
 
 
-@dataclass(slots=True)
+@record
 class Attempt:
     """One model asked for a completion, and what came of it.
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, Unpack
 
 from ._events import StreamSink, Subscriber
 from ._handoff import HandoffLike
+from ._record import record
 from ._run_result import RunResult
 from ._steps import StepBackend, ToolTracer
 from .budgets import OutputBudget
@@ -80,7 +80,7 @@ class RunOptions(TypedDict, total=False):
     handoffs: Sequence[HandoffLike]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class RunConfig:
     """Everything a run is configured with, besides its model and its input.
 
@@ -224,7 +224,7 @@ class RunTracer(Protocol):
         ...
 
 
-@dataclass(slots=True)
+@record
 class LoopConfig:
     """A run's `RunConfig` resolved for the loop (`Agent.loop_config` builds one per run).
 

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from ._config import LoopConfig
 from ._handoff import Handoff, as_handoff
+from ._record import record
 from ._run_result import PendingCall, RunResult, StopReason, TraceEntry, dump_result, load_result
 from ._steps import Turnstile
 from ._util import maybe_await
@@ -105,7 +106,7 @@ class DelegatingTool(ToolWrapper):
     its sub-run's own model and tool steps are the checkpoints, not the call as a whole."""
 
 
-@dataclasses.dataclass(slots=True)
+@record
 class Resumption:
     """A paused sub-run to go on with: its history and the decisions meant for it."""
 
@@ -114,7 +115,7 @@ class Resumption:
     results: dict[str, Any]
 
 
-@dataclasses.dataclass(slots=True)
+@record
 class Launch:
     """An agent tool's sub-run about to start.
 

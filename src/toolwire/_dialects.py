@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, cast
 from urllib.parse import unquote
 
 from ._dialect_anthropic import strict_anthropic
+from ._record import record
 from ._schema_check import JSON_TYPES as _JSON_TYPES
 from ._schema_check import SCHEMA_LISTS as _SCHEMA_LISTS
 from ._schema_check import SCHEMA_MAPS as _SCHEMA_MAPS
@@ -115,7 +115,7 @@ _BY_TYPE: dict[str, frozenset[str]] = {
 _TYPE_SPECIFIC = frozenset[str]().union(*_BY_TYPE.values())
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class CompiledSchema:
     """A schema compiled for one dialect.
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from ._record import record
 from ._run_result import RunResult
 from .messages import ToolResultMessage
 from .models.base import Completion, StreamEvent
@@ -22,22 +22,28 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
+@record
 class ModelRequestEvent:
+    """The loop is about to ask the model (iteration `iteration`, `message_count` messages)."""
+
     iteration: int
     message_count: int
     type: Literal["model.request"] = "model.request"
 
 
-@dataclass(slots=True)
+@record
 class ModelResponseEvent:
+    """The model answered `completion` in iteration `iteration`."""
+
     iteration: int
     completion: Completion
     type: Literal["model.response"] = "model.response"
 
 
-@dataclass(slots=True)
+@record
 class FunctionCallStarted:
+    """A tool call is about to run."""
+
     call_id: str
     name: str
     arguments: str
@@ -45,8 +51,10 @@ class FunctionCallStarted:
     type: Literal["function_call.started"] = "function_call.started"
 
 
-@dataclass(slots=True)
+@record
 class FunctionCallCompleted:
+    """A tool call finished: its result message, whether it failed, how long it took."""
+
     call_id: str
     name: str
     arguments: str
@@ -57,8 +65,10 @@ class FunctionCallCompleted:
     type: Literal["function_call.completed"] = "function_call.completed"
 
 
-@dataclass(slots=True)
+@record
 class RunCompleted:
+    """The run ended; `result` is what `Agent.run` returns."""
+
     result: RunResult
     type: Literal["run.completed"] = "run.completed"
 

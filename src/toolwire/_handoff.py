@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
+from ._record import record
 from .messages import (
     AssistantMessage,
     Message,
@@ -46,7 +46,7 @@ class AgentLike(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Handoff:
     """An agent the conversation may be handed to, and how.
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from decimal import Decimal
 from typing import Any, Literal, TypeAlias, cast
 
 import pydantic
 import pydantic_core
 
+from ._record import record
 from .computer import ComputerCall, is_computer_call
 from .errors import ToolError
 from .messages import (
@@ -49,7 +50,7 @@ StopReason: TypeAlias = Literal[
 ]
 
 
-@dataclass(slots=True)
+@record
 class TraceEntry:
     """One tool call of a run, as it happened.
 
@@ -70,7 +71,7 @@ class TraceEntry:
     children: list[TraceEntry] = field(default_factory=list["TraceEntry"])
 
 
-@dataclass(slots=True)
+@record
 class PendingCall:
     """A call the run stopped on: it needs approval, or the caller must answer it.
 
@@ -87,7 +88,7 @@ class PendingCall:
     computer: ComputerCall | None = None
 
 
-@dataclass(slots=True)
+@record
 class RunResult:
     """The outcome of a run.
 

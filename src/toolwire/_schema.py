@@ -13,7 +13,6 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, Required, get_args, get_origin
 
 import docstring_parser
@@ -22,6 +21,7 @@ import pydantic_core
 import typing_extensions
 from pydantic.json_schema import GenerateJsonSchema
 
+from ._record import record
 from ._validate import describe_received
 from .errors import ArgumentProblem
 from .results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
@@ -41,7 +41,7 @@ class _NoFieldTitles(GenerateJsonSchema):
         return False
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class FunctionSignature:
     """What toolwire learned from a function's signature and docstring.
 

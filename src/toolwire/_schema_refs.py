@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import unquote, urljoin
 
+from ._record import record
 from .errors import SchemaError
 
 __all__ = [
@@ -35,7 +35,7 @@ __all__ = [
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Dialect:
     """The rules a schema follows: its draft and, for 2020-12, the vocabularies in force."""
 
@@ -108,7 +108,7 @@ def dialect_for(uri: str) -> Dialect | None:
     return _KNOWN.get(head)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Where:
     """Where a subschema sits: its base URI, its dialect and its JSON Pointer (for messages)."""
 
@@ -118,7 +118,7 @@ class Where:
     resource: str  # the URI of the schema resource holding it (its dynamic scope entry)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Located:
     """A resolved reference: the target schema, where it sits, and the anchor it was found by."""
 

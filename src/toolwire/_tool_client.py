@@ -8,9 +8,10 @@ MCP server `ToolContext.client` is `None` and `ToolContext`'s helpers say so.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol, TypeAlias
 
+from ._record import record
 from .messages import AssistantMessage, UserMessage
 from .results import AudioPart, ImagePart, TextPart
 
@@ -22,7 +23,7 @@ LogLevel: TypeAlias = Literal[
 """The syslog severities MCP logging uses, least severe first."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Sampled:
     """What the client's model answered.
 
@@ -42,7 +43,7 @@ class Sampled:
         return "".join(p.text for p in self.content if isinstance(p, TextPart))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Elicited:
     """What the user answered.
 

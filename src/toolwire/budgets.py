@@ -27,9 +27,10 @@ import hashlib
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from ._record import record
 from ._result_store import FileResultStore, MemoryResultStore, ResultStore, valid_handle
 from .errors import ToolError
 from .messages import ToolResultMessage
@@ -83,7 +84,7 @@ _windows: dict[tuple[str, str], int | None] = {}
 """Context windows looked up so far (a cache of facts from a fixed table, not state)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class OutputBudget:
     """How many tokens of each tool result reach the model (`Agent(output_budget=...)`).
 

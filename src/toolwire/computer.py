@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal, TypeAlias, cast
 
+from ._record import record
 from .messages import AssistantMessage, ServerToolCallBlock, ToolCallBlock, ToolResultMessage
 from .results import ImagePart, TextPart, ToolResult
 
@@ -65,7 +66,7 @@ GEMINI_COMPUTER_FUNCTIONS = frozenset(
 """Gemini's predefined computer-use functions: the model calls them like function tools."""
 
 
-@dataclass(slots=True)
+@record
 class ComputerAction:
     """One thing the model asks the caller to do on the screen, normalised across providers.
 
@@ -142,7 +143,7 @@ class ComputerAction:
 _FIELDS = tuple(f for f in ComputerAction.__dataclass_fields__ if f != "raw")
 
 
-@dataclass(slots=True)
+@record
 class ComputerCall:
     """A computer-use request waiting for the caller's answer.
 

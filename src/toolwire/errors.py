@@ -45,9 +45,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from ._attempts import Attempt
+from ._record import record
 
 __all__ = [
     "ArgumentProblem",
@@ -102,7 +102,7 @@ class ToolError(ToolwireError):
         return self.message
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ArgumentProblem:
     """One thing wrong with a tool call's arguments.
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
 import pydantic_core
 
+from ._record import record
 from .results import AudioPart, ContentPart, ImagePart, TextPart, ToolResult, content_text
 
 __all__ = [
@@ -59,7 +60,7 @@ class _ByKind:
 _BY_KIND = _ByKind()
 
 
-@dataclass(slots=True)
+@record
 class FilePart:
     """A document in a user turn (e.g. a PDF), as bytes or as a URL."""
 
@@ -78,7 +79,7 @@ UserPart: TypeAlias = Annotated[TextPart | ImagePart | AudioPart | FilePart, _BY
 _ToolContent: TypeAlias = Annotated[ContentPart, _BY_KIND]
 
 
-@dataclass(slots=True)
+@record
 class Citation:
     """A source the model cited for part of its text.
 
@@ -98,7 +99,7 @@ class Citation:
     provider_state: dict[str, Any] | None = None
 
 
-@dataclass(slots=True)
+@record
 class TextBlock:
     """Text the model wrote, with the sources it cited."""
 
@@ -108,7 +109,7 @@ class TextBlock:
     kind: Literal["text"] = "text"
 
 
-@dataclass(slots=True)
+@record
 class ReasoningBlock:
     """The model's reasoning (thinking). `redacted` blocks carry only opaque provider state."""
 
@@ -118,7 +119,7 @@ class ReasoningBlock:
     kind: Literal["reasoning"] = "reasoning"
 
 
-@dataclass(slots=True)
+@record
 class ToolCallBlock:
     """A call of one of the caller's tools.
 
@@ -134,7 +135,7 @@ class ToolCallBlock:
     kind: Literal["tool_call"] = "tool_call"
 
 
-@dataclass(slots=True)
+@record
 class ServerToolCallBlock:
     """A call of a provider-side tool (web search, code execution...), run by the provider."""
 
@@ -145,7 +146,7 @@ class ServerToolCallBlock:
     kind: Literal["server_tool_call"] = "server_tool_call"
 
 
-@dataclass(slots=True)
+@record
 class ServerToolResultBlock:
     """The result of a provider-side tool call, as the provider reported it."""
 
@@ -163,7 +164,7 @@ AssistantPart: TypeAlias = Annotated[
 ]
 
 
-@dataclass(slots=True)
+@record
 class SystemMessage:
     """Instructions for the model."""
 
@@ -171,7 +172,7 @@ class SystemMessage:
     kind: Literal["system"] = "system"
 
 
-@dataclass(slots=True)
+@record
 class UserMessage:
     """A user turn: text, images, audio and files."""
 
@@ -188,7 +189,7 @@ class UserMessage:
         return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
 
 
-@dataclass(slots=True)
+@record
 class AssistantMessage:
     """A model turn, its parts in the order the model produced them.
 
@@ -220,7 +221,7 @@ class AssistantMessage:
         return [p for p in self.parts if isinstance(p, ToolCallBlock)]
 
 
-@dataclass(slots=True)
+@record
 class ToolResultMessage:
     """The result of one tool call, matched to it by `call_id`.
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
 import anyio
 import httpx
 
 from ._logctx import log_extra, log_prefix
+from ._record import record
 from ._util import backoff_delay, maybe_await, retry_after_from_headers, retry_after_seconds
 from .errors import RetryableError, ToolArgumentsError, ToolTimeoutError
 from .results import ToolResult, error_result
@@ -266,7 +266,7 @@ def with_retry(
 # --- hooks ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ToolInvocation:
     """What hooks see of a call: the tool, the raw arguments and the context."""
 
@@ -280,7 +280,7 @@ AfterHook: TypeAlias = Callable[[ToolInvocation, ToolResult, "BaseException | No
 ErrorHook: TypeAlias = Callable[[ToolInvocation, BaseException], Any]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Hooks:
     """Callbacks around a tool call; each optional, sync or async.
 

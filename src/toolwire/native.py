@@ -14,8 +14,10 @@ function here, then one cell in each profile.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias, cast
+
+from ._record import record
 
 __all__ = [
     "COMMON_OPTIONS",
@@ -53,7 +55,7 @@ COMMON_OPTIONS: dict[str, tuple[str, ...]] = {
 option goes into the provider's payload as given)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class NativeTool:
     """A tool the provider runs itself, given in `tools=` beside function tools.
 

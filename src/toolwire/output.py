@@ -26,13 +26,14 @@ import re
 import types
 import typing
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Generic, Literal, TypeVar, cast, get_args, get_origin
 
 import pydantic
 import pydantic_core
 
 from ._arguments import NullDropper
+from ._record import record
 from ._schema import problems_from_validation_error, value_adapter, value_schema
 from ._validate import SchemaValidator
 from .computer import answerable_calls
@@ -67,8 +68,10 @@ _WRAP = "result"
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class _Branch:
+    """One accepted output shape: its tool name, schema and validator."""
+
     name: str
     description: str | None
     schema: dict[str, Any]
@@ -372,7 +375,7 @@ def refusal_of(completion: Completion) -> str | None:
 # --- parse -----------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record
 class ParseResult(Generic[T]):
     """The outcome of `parse`.
 
@@ -397,7 +400,7 @@ class ParseResult(Generic[T]):
         return self.completion.text
 
 
-@dataclass(slots=True)
+@record
 class PartialOutput(Generic[T]):
     """A streamed piece of a structured answer: the value read so far (lenient), or the final one.
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
 import pydantic_core
 
+from ._record import record
 from .errors import ToolError
 
 __all__ = [
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
+@record
 class TextPart:
     """Plain text."""
 
@@ -37,7 +38,7 @@ class TextPart:
     kind: Literal["text"] = "text"
 
 
-@dataclass(slots=True)
+@record
 class ImagePart:
     """An image, as raw bytes or as a URL."""
 
@@ -51,7 +52,7 @@ class ImagePart:
             raise ValueError("ImagePart needs exactly one of `data` or `url`")
 
 
-@dataclass(slots=True)
+@record
 class AudioPart:
     """Audio as raw bytes."""
 
@@ -60,7 +61,7 @@ class AudioPart:
     kind: Literal["audio"] = "audio"
 
 
-@dataclass(slots=True)
+@record
 class ResourcePart:
     """An embedded resource: a URI with its contents, as text or as a binary blob."""
 
@@ -75,7 +76,7 @@ class ResourcePart:
             raise ValueError("ResourcePart needs exactly one of `text` or `blob`")
 
 
-@dataclass(slots=True)
+@record
 class ResourceLinkPart:
     """A link to a resource the caller may fetch; its contents are not included."""
 
@@ -89,7 +90,7 @@ class ResourceLinkPart:
 ContentPart: TypeAlias = TextPart | ImagePart | AudioPart | ResourcePart | ResourceLinkPart
 
 
-@dataclass(slots=True)
+@record
 class ToolResult:
     """The outcome of one tool call.
 

@@ -25,9 +25,9 @@ import json
 import re
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
+from ._record import record
 from .messages import AssistantMessage, Message, ToolCallBlock
 from .tools import DefinitionDialect, Tool, ToolDefinition, ToolLike, as_tool
 from .usage import Estimate
@@ -62,7 +62,7 @@ _PROVIDER_DIALECTS = {
 _PIECE = re.compile(r"[^\W\d_]+|\d+|[^\w\s]+|_+")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ToolCost:
     """The tokens one tool definition costs in every request that carries it.
 

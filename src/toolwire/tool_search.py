@@ -26,9 +26,10 @@ import heapq
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal, cast
 
+from ._record import record
 from .errors import UnsupportedError
 from .messages import (
     AssistantMessage,
@@ -68,7 +69,7 @@ _SEARCH_DESCRIPTION = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class ToolSearch:
     """How a run defers tools and lets the model find them (`Agent(tool_search=ToolSearch())`).
 
@@ -416,7 +417,7 @@ def context_window(model: object) -> tuple[int, str]:
 # --- one run -------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record
 class _Plan:
     """What one list of tools becomes: which are deferred, and how they are searched."""
 

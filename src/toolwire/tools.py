@@ -7,7 +7,7 @@ import json
 import re
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
 import anyio
@@ -24,6 +24,7 @@ from ._arguments import (
     schema_binding,
 )
 from ._dialects import DIALECTS, CompiledSchema, Dialect, compile_dialect, strict_problem
+from ._record import record
 from ._schema import (
     inspect_function,
     problems_from_validation_error,
@@ -64,7 +65,7 @@ DefinitionDialect: TypeAlias = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ToolAnnotations:
     """Hints about a tool's behaviour, as MCP defines them. `None` means "not said"."""
 
@@ -75,7 +76,7 @@ class ToolAnnotations:
     open_world_hint: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ToolDefinition:
     """A tool as a provider wants it: the schema compiled for the provider's dialect.
 

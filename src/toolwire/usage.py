@@ -9,12 +9,13 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from typing import Any
 
 import anyio.to_thread
 
+from ._record import record
 from .models.profiles import TOOL_FEES
 
 __all__ = [
@@ -90,7 +91,7 @@ class _Summed(Estimate):
         return self._figures
 
 
-@dataclass(slots=True)
+@record
 class _Counts:
     """Where a `Usage`'s figures are kept (see `Usage`, which reads two of them through
     properties that work out an `Estimate` left in them)."""
@@ -212,7 +213,7 @@ def estimate_later(usage: Usage, estimate: Estimate) -> Usage:
     return usage
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Cost:
     """The price of a run in US dollars, or why it is unknown.
 
@@ -229,7 +230,7 @@ class Cost:
         return self.total is not None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class RunLimits:
     """Budgets for one run; reaching one ends it with a matching `stop_reason`.
 

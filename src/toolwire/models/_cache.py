@@ -25,8 +25,9 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
+
+from .._record import record
 
 __all__ = [
     "CachePolicy",
@@ -55,7 +56,7 @@ _MINIMUMS: tuple[tuple[re.Pattern[str], int], ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class CachePolicy:
     """How a request asks the provider to cache its prompt (`ModelSettings(cache=...)`).
 

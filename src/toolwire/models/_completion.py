@@ -6,11 +6,12 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
 from .._arguments import load_json_object
 from .._attempts import Attempt
+from .._record import record
 from ..computer import ComputerCall, is_computer_call
 from ..errors import ArgumentProblem, ModelResponseError, ToolArgumentsError
 from ..messages import (
@@ -46,7 +47,7 @@ FinishReason: TypeAlias = Literal[
 """Why the model stopped, normalised across providers (`raw_finish_reason` keeps the original)."""
 
 
-@dataclass(slots=True)
+@record
 class ToolCall:
     """A call the model asked for.
 
@@ -94,7 +95,7 @@ class ToolCall:
         return ToolResultMessage.from_result(self.id, self.name, result)
 
 
-@dataclass(slots=True)
+@record
 class Completion:
     """One answer of a model.
 
@@ -150,19 +151,23 @@ class Completion:
 # --- streaming --------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record
 class TextDelta:
+    """A piece of the text the model is writing."""
+
     text: str
     kind: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(slots=True)
+@record
 class ReasoningDelta:
+    """A piece of the model's reasoning (thinking)."""
+
     text: str
     kind: Literal["reasoning_delta"] = "reasoning_delta"
 
 
-@dataclass(slots=True)
+@record
 class ToolCallDelta:
     """A piece of a tool call: `index` tells parallel calls apart; id and name come first."""
 
@@ -173,7 +178,7 @@ class ToolCallDelta:
     kind: Literal["tool_call_delta"] = "tool_call_delta"
 
 
-@dataclass(slots=True)
+@record
 class CompletionDone:
     """The last event of a stream: the whole completion."""
 

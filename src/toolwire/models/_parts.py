@@ -10,10 +10,11 @@ provider has no such tool (`build=None`); its `Force` says what a `tool_choice` 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from typing import Any, Literal, TypeAlias, cast
 
+from .._record import record
 from ..errors import UnsupportedError
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ToolFee:
     """What one use of a provider-side tool costs, beside the tokens.
 
@@ -51,7 +52,7 @@ class ToolFee:
     as_of: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Thinking:
     """A provider's extended thinking: how a request turns it on, and what it then refuses.
 
@@ -86,7 +87,7 @@ class Thinking:
             )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ChatQuirks:
     """What differs between servers that speak Chat Completions (read by `OpenAIChatModel`).
 
@@ -121,7 +122,7 @@ class ChatQuirks:
     content_filter_error: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ClientTool:
     """A function tool toolwire runs on the provider's behalf (Ollama's web API), described here
     and built when a request or an agent needs it (`_matrix.client_tools`).
@@ -139,7 +140,7 @@ class ClientTool:
     options: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
-@dataclass(slots=True)
+@record
 class NativePayload:
     """What native tools add to one request.
 
@@ -158,7 +159,7 @@ class NativePayload:
     tool_choice: Any = "auto"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class CellContext:
     """What a cell may read besides the options.
 
@@ -183,7 +184,7 @@ Choose: TypeAlias = Callable[[NativePayload, CellContext], Any]
 """(the tool's payload, context) -> the wire tool choice."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Force:
     """How `tool_choice` makes a provider use one native tool, or why it cannot.
 
@@ -205,7 +206,7 @@ class Force:
 UNFORCEABLE = Force("the provider offers no way to force it", required_wire="no way to force it")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Cell:
     """One cell of a profile: how a provider takes a native tool, or why it cannot.
 

@@ -9,9 +9,10 @@ once for its dialect. An adapter reads only the prepared request, and compiles n
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
+from .._record import record
 from ..errors import UnsupportedError
 from ..messages import Message, UserMessage
 from ..native import NativeTool
@@ -42,7 +43,7 @@ or the schema in the instructions (see `toolwire.output`)."""
 _MODES = ("auto", "none", "required")
 
 
-@dataclass(slots=True)
+@record
 class ModelSettings:
     """Request settings common to providers; `extra` goes straight into the request body.
 
@@ -77,7 +78,7 @@ class ModelSettings:
         return cls(**known, extra=extra)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class OutputSpec:
     """A structured answer asked of the model: a JSON Schema the final answer must satisfy.
 
@@ -104,7 +105,7 @@ class OutputSpec:
         return spec.definition(dialect)
 
 
-@dataclass(slots=True)
+@record
 class ModelRequest:
     """Everything one model call asks for: the value every model takes through `Model.send`.
 
@@ -149,7 +150,7 @@ class ModelRequest:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class PreparedRequest:
     """A `ModelRequest` made ready for one model by `ModelBase.prepare`; what adapters read.
 

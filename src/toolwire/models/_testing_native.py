@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, cast
 
+from .._record import record
 from ..errors import UnsupportedError
 from ..messages import (
     AssistantMessage,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["NativeReply", "ServerCall"]
 
 
-@dataclass(slots=True)
+@record
 class ServerCall:
     """One use of a provider-side tool in a scripted answer: the call, and what the provider
     reported back.
@@ -52,7 +53,7 @@ class ServerCall:
     id: str | None = None
 
 
-@dataclass(slots=True)
+@record
 class NativeReply:
     """A scripted answer in which the provider ran its own tools, shaped as adapters return one.
 

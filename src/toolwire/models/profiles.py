@@ -20,11 +20,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Literal
 
+from .._record import record
 from ..native import NATIVE_KINDS
 from ._parts import (
     ANTHROPIC_FORCE,
@@ -90,7 +91,7 @@ __all__ = [
 StructuredOutput = Literal["json_schema", "json_object", "none"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class ModelProfile:
     """One provider as one adapter speaks to it.
 
@@ -668,7 +669,7 @@ for prices of your own (a contract, a provider toolwire does not price).
 # --- provider entries ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class ProviderEntry:
     """A provider prefix of `model("provider:model-name")`: where it lives and what it needs.
 

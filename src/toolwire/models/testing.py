@@ -22,9 +22,10 @@ import math
 import re
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeAlias
 
+from .._record import record
 from ..errors import ModelResponseError
 from ..messages import (
     AssistantMessage,
@@ -432,7 +433,7 @@ _SHALLOW = 6
 """Below this depth, arrays without `minItems` get one item; deeper, none (recursive schemas end)."""
 
 
-@dataclass(slots=True)
+@record
 class _Gen:
     defs: dict[str, Any] = field(default_factory=dict[str, Any])
 

@@ -13,9 +13,10 @@ import dataclasses
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeAlias
 
+from .._record import record
 from .._util import maybe_await
 from ..messages import Message
 from ..middleware import ToolWrapper
@@ -40,7 +41,7 @@ __all__ = [
 logger = logging.getLogger("toolwire.toolsets")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class ToolsetContext:
     """What a toolset knows about the step it lists tools for.
 

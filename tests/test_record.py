@@ -1,0 +1,93 @@
+"""`record` builds classes that behave as `dataclasses.dataclass` builds them (repr, eq, hash)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from toolwire import ToolCall, ToolResult, UserMessage
+from toolwire._record import record
+
+OPTIONS: list[dict[str, bool]] = [
+    {},
+    {"frozen": True},
+    {"frozen": True, "eq": False},
+    {"frozen": True, "kw_only": True},
+    {"eq": False},
+]
+
+
+def _twins(options: dict[str, bool]) -> tuple[type[Any], type[Any]]:
+    made: list[type[Any]] = []
+    for decorate in (dataclass(slots=True, **options), record(**options)):
+
+        @decorate
+        class Point:
+            """A point."""
+
+            x: int
+            y: list[Any] = field(default_factory=list[Any])
+            label: str = field(default="", repr=False, compare=False)
+            weight: int = field(default=0, hash=False)
+
+        made.append(Point)
+    return made[0], made[1]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+def test_behaves_as_dataclass(options: dict[str, bool]) -> None:
+    std, rec = _twins(options)
+    assert dataclasses.is_dataclass(rec)
+    assert [f.name for f in dataclasses.fields(rec)] == [f.name for f in dataclasses.fields(std)]
+    assert repr(rec(x=1, y=[2])) == repr(std(x=1, y=[2]))
+    assert rec.__repr__.__qualname__ == std.__repr__.__qualname__
+    for left, right in [
+        ({"x": 1}, {"x": 1}),
+        ({"x": 1}, {"x": 2}),
+        ({"x": 1, "label": "a"}, {"x": 1, "label": "b"}),
+        ({"x": 1, "weight": 1}, {"x": 1, "weight": 2}),
+    ]:
+        assert (rec(**left) == rec(**right)) == (std(**left) == std(**right))
+    assert (rec.__hash__ is None) == (std.__hash__ is None)
+    if std.__hash__ is object.__hash__:  # eq=False: identity, as for any object
+        assert rec.__hash__ is object.__hash__
+    elif std.__hash__ is not None:
+        assert hash(rec(x=1, y=(), weight=5)) == hash(std(x=1, y=(), weight=5))
+    assert rec(x=1).__eq__(std(x=1)) is NotImplemented
+    one = rec(x=1, y=[2])
+    assert dataclasses.replace(one, x=3).x == 3
+    assert copy.deepcopy(one).y == [2]
+    if options.get("frozen"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            one.x = 2
+
+
+def test_recursive_repr_and_own_methods_kept() -> None:
+    std, rec = _twins({})
+    loops = [rec(x=1), std(x=1)]
+    for item in loops:
+        item.y.append(item)
+    assert repr(loops[0]) == repr(loops[1]) == "_twins.<locals>.Point(x=1, y=[...], weight=0)"
+
+    @record
+    class Own:
+        value: int
+
+        def __repr__(self) -> str:
+            return "own"
+
+    assert repr(Own(1)) == "own"
+    assert Own(1) == Own(1)
+
+
+def test_public_records_keep_value_semantics() -> None:
+    hi = UserMessage.of("hi")
+    assert hi == UserMessage.of("hi") != UserMessage.of("ho")
+    assert repr(hi) == "UserMessage(content=[TextPart(text='hi', kind='text')], kind='user')"
+    assert repr(ToolCall("c1", "f", "{}")) == "ToolCall(id='c1', name='f', arguments='{}')"
+    assert ToolCall.__hash__ is None
+    assert ToolResult([]) == ToolResult([])
