@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,3 +93,25 @@ def test_public_records_keep_value_semantics() -> None:
     assert repr(ToolCall("c1", "f", "{}")) == "ToolCall(id='c1', name='f', arguments='{}')"
     assert ToolCall.__hash__ is None
     assert ToolResult([]) == ToolResult([])
+
+
+def test_first_line_compiles_no_repr_or_eq() -> None:
+    # Each `@dataclass` compiles its `__repr__` and `__eq__` at import (the largest cost of the
+    # first import, see toolwire._record); a class added with `@dataclass` shows up here.
+    code = (
+        "import dataclasses, sys\n"
+        "from toolwire import Agent, tool, model\n"
+        "for name, module in sorted(sys.modules.items()):\n"
+        "    if not name.startswith('toolwire'):\n"
+        "        continue\n"
+        "    for value in list(vars(module).values()):\n"
+        "        if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name:\n"
+        "            for method in ('__repr__', '__eq__'):\n"
+        "                made = getattr(value, method)\n"
+        "                made = getattr(made, '__wrapped__', None) or made\n"
+        "                code = getattr(made, '__code__', None)\n"
+        "                if code is not None and code.co_filename == '<string>':\n"
+        "                    print(name, value.__qualname__, method)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == ""
