@@ -14,7 +14,7 @@ import json
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -23,10 +23,12 @@ import pydantic
 from ._record import record
 from ._schema import is_async_callable
 from ._schema_refs import SchemaIndex
-from ._tool_client import Elicited, LogLevel, Sampled, ToolClient
 from ._validate import SchemaValidator
 from .errors import ArgumentProblem, SchemaError, ToolArgumentsError, ToolError
 from .messages import AssistantMessage, UserMessage
+
+if TYPE_CHECKING:
+    from ._tool_client import Elicited, LogLevel, Sampled, ToolClient
 
 __all__ = [
     "AuthInfo",

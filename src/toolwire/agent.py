@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     import anyio.abc
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+    from .ui._asgi import ASGIApp
+
 from . import _loop, telemetry, ui  # pyright: ignore[reportPrivateUsage]
 from ._agent_tool import AgentTool, agent_tool
 from ._config import LoopConfig, RunConfig, RunOptions, build_tools, native_specs
@@ -30,7 +32,6 @@ from .models._matrix import split_client_run
 from .models.base import Model, ModelSettings, StreamEvent
 from .models.profiles import profile_of
 from .toolsets import run_toolset
-from .ui._asgi import ASGIApp
 
 __all__ = ["Agent", "LoopConfig", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 

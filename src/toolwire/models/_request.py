@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import field
-from typing import Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
 from .._record import record
 from ..errors import UnsupportedError
 from ..messages import Message, UserMessage
 from ..native import NativeTool
 from ..tools import DefinitionDialect, Tool, ToolDefinition, ToolLike, as_tool, tool
-from ._cache import CachePolicy
 from ._completion import Completion, StreamEvent
+
+if TYPE_CHECKING:
+    from ._cache import CachePolicy
 
 __all__ = [
     "Model",
