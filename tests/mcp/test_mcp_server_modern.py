@@ -20,7 +20,7 @@ from pydantic import Field
 
 from toolwire import ToolContext, tool
 from toolwire.mcp import McpClient, build_server, create_app
-from toolwire.mcp._modern import has_param_headers  # pyright: ignore[reportPrivateUsage]
+from toolwire.mcp._modern import ModernJson, has_param_headers  # pyright: ignore[reportPrivateUsage]
 from toolwire.mcp.server import _security  # pyright: ignore[reportPrivateUsage]
 
 pytestmark = pytest.mark.anyio
@@ -198,3 +198,39 @@ def test_only_a_schema_declaring_a_header_is_given_to_the_sdks_check() -> None:
     assert lookup is not None
     assert lookup("where") == where.definition("mcp").parameters
     assert lookup("add") is None
+
+
+async def test_header_verdicts_are_remembered_in_bounded_memory() -> None:
+    """The SDK's Host/Origin verdict is remembered per distinct value, but a caller sending a
+    new Origin on every request cannot make that memory grow without end."""
+    handed: list[str] = []
+
+    async def manager(scope: Any, receive: Any, send: Any) -> None:
+        handed.append(dict(scope["headers"])[b"origin"].decode())
+        await send({"type": "http.response.start", "status": 403, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    app = ModernJson(build_server(TOOLS), manager, _security(None, True))
+    body = call("ping")
+    headers = [(k.encode(), v.encode()) for k, v in {**HEADERS, "mcp-method": "ping"}.items()]
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    for i in range(300):
+        sent.clear()
+        origin = (b"origin", f"http://o{i}.example".encode())
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/mcp",
+            "headers": [(b"host", b"127.0.0.1:8000"), *headers, origin],
+        }
+        await app(scope, receive, send)
+        assert sent[0]["status"] == 403
+    assert len(handed) == 300  # every foreign Origin was refused by the SDK itself
+    assert 0 < len(app._allowed) <= 256  # pyright: ignore[reportPrivateUsage]
