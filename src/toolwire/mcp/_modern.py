@@ -32,10 +32,12 @@ from mcp.shared.dispatcher import CallOptions
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
     MCP_PARAM_HEADER_PREFIX,
+    MCP_PROTOCOL_VERSION_HEADER,
     InboundModernRoute,
     classify_inbound_request,
-    find_duplicated_routing_header,
     validate_mcp_param_headers,
 )
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
@@ -53,6 +55,8 @@ logger = logging.getLogger("toolwire.mcp")
 
 _VERSION_HEADER = b"mcp-protocol-version"
 _PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()
+_ROUTING_HEADERS = frozenset({MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER})
+"""The headers the SDK refuses to see twice (as `find_duplicated_routing_header` checks)."""
 _HTTP_OK = 200
 
 
@@ -115,12 +119,15 @@ class ModernJson:
         # One pass over the raw headers: the first value of each name (what a lookup by name
         # finds), and every name in order for the duplicate check.
         first: dict[str, str] = {}
-        names: list[tuple[str, str]] = []
+        routing: list[str] = []
         for raw_key, raw_value in request.scope["headers"]:
             key = raw_key.decode("latin-1")
-            names.append((key, ""))
             if key not in first:
                 first[key] = raw_value.decode("latin-1")
+            if (lowered := key.lower()) in _ROUTING_HEADERS:
+                routing.append(lowered)
+        # Refused by the SDK: first-copy and last-copy readers would disagree.
+        repeated = len(routing) != len(set(routing))
         # The SDK's Host/Origin/content-type and Accept verdicts depend on those headers alone:
         # each is asked once per distinct value and remembered (a bounded memory).
         sighted = (first.get("content-type"), first.get("host"), first.get("origin"))
@@ -149,7 +156,7 @@ class ModernJson:
             return None
         if req.method == "subscriptions/listen":
             return None  # an SSE stream whatever the answer mode
-        if find_duplicated_routing_header(names) is not None:
+        if repeated:
             return None
         route = classify_inbound_request(cast(dict[str, Any], decoded), headers=first)
         if not isinstance(route, InboundModernRoute):
@@ -244,7 +251,14 @@ class _Exchange:
         self.request_id = request_id
         self.message_metadata = metadata
         self.progress_token = progress_token
-        self.cancel_requested = anyio.Event()
+        self._cancel: anyio.Event | None = None
+
+    @property
+    def cancel_requested(self) -> anyio.Event:
+        """Never set (no cancellation reaches this exchange by message); made only if asked for."""
+        if self._cancel is None:
+            self._cancel = anyio.Event()
+        return self._cancel
 
     async def send_raw_request(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
