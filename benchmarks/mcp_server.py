@@ -21,7 +21,8 @@ against an `MCPServer` script serving the same tools under uvicorn, alternating,
 runs. Both servers are pinned to CPU 0 as above.
 
 Run: `.venv/bin/python benchmarks/mcp_server.py [throughput|cold|all] [--clients 10,100,500]
-[--rounds 5] [--eras legacy,modern] [--modes stateful,stateless] [--calls 2000]`.
+[--rounds 5] [--eras legacy,modern] [--modes stateful,stateless] [--calls 2000]
+[--tool sync|async]`.
 """
 
 from __future__ import annotations
@@ -53,6 +54,21 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+async def async_add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+# Served under the same name: a `def` tool runs in a worker thread on both servers, an
+# `async def` one in the event loop. The hand-off to the thread costs the same on both sides,
+# yet it is the largest and noisiest part of a call on a loaded machine, so `--tool async`
+# shows the servers' own work more steadily.
+async_add.__name__ = async_add.__qualname__ = "add"
+TOOLS: dict[str, Callable[..., Any]] = {"sync": add, "async": async_add}
+tool_kind = os.environ.get("MCP_BENCH_TOOL", "sync")
+"""Which `add` the servers serve (the environment carries the choice to the server processes)."""
+
+
 def toolwire_app(stateless: bool) -> Any:
     from toolwire import tool
     from toolwire.mcp import SessionPolicy, create_app
@@ -60,7 +76,9 @@ def toolwire_app(stateless: bool) -> Any:
     # Every client here comes from one address: the per-client session quota (32 by default),
     # which the SDK does not have, would close the sessions of all but 32 of them.
     policy = SessionPolicy(per_client=100_000)
-    return create_app([tool(add)], name="bench", stateless=stateless, session_policy=policy)
+    return create_app(
+        [tool(TOOLS[tool_kind])], name="bench", stateless=stateless, session_policy=policy
+    )
 
 
 def sdk_app(stateless: bool) -> Any:
@@ -69,7 +87,7 @@ def sdk_app(stateless: bool) -> Any:
     # Logging at ERROR, as uvicorn's: at its default (INFO) the SDK logs every stateless
     # request, which would make it look slower than it can be.
     server = MCPServer("bench", log_level="ERROR")
-    server.tool()(add)
+    server.tool()(TOOLS[tool_kind])
     return server.streamable_http_app(json_response=True, stateless_http=stateless)
 
 
@@ -77,7 +95,7 @@ def fastmcp_app(stateless: bool) -> Any:
     from fastmcp import FastMCP  # pyright: ignore[reportMissingImports]
 
     server: Any = FastMCP("bench")
-    server.tool(add)
+    server.tool(TOOLS[tool_kind])
     return server.http_app(json_response=True, stateless_http=stateless)
 
 
@@ -550,7 +568,16 @@ def main() -> None:
     parser.add_argument("--eras", default="legacy,modern")
     parser.add_argument("--modes", default="stateful,stateless")
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument(
+        "--tool",
+        choices=("sync", "async"),
+        default="sync",
+        help="serve `add` as a def (run in a worker thread) or an async def",
+    )
     args = parser.parse_args()
+    global tool_kind
+    tool_kind = os.environ["MCP_BENCH_TOOL"] = args.tool
+    print(f"tool: {args.tool} add; load average {load_average()} at the start")
     if shutil.which("taskset") and (os.cpu_count() or 1) > CLIENT_CPU:
         os.sched_setaffinity(0, {CLIENT_CPU})
     if args.what in ("throughput", "all"):
