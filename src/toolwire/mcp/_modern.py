@@ -2,16 +2,15 @@
 
 The SDK already answers such a request in its own task, but through a path built for every case:
 a Starlette `Request` whose headers are parsed again by each check, a pydantic model of the whole
-JSON-RPC reply dumped to a dict and then encoded by the `json` module, a Starlette `Response`, and,
-for every `tools/call` with arguments, a walk of the tool's input schema looking for `Mcp-Param-*`
-declarations. `ModernJson` takes the request the SDK would answer with a result, the plain case,
-and serves it with the SDK's own checks in the SDK's order (Host/Origin and content type, Accept,
-the JSON-RPC request model, the duplicated routing headers, the envelope ladder, the
-`Mcp-Param-*` headers) and the SDK's request kernel (`serve_one`), then maps a failure with the
-SDK's `modern_error_data` and its error-code-to-status table. Any request one of those checks
-would refuse, and anything else (another HTTP method, a notification, `subscriptions/listen`, a
-server answering with SSE), goes to the SDK's session manager with its body replayed, so the
-refusals are the SDK's own, word for word.
+JSON-RPC reply dumped to a dict and then encoded by the `json` module, a Starlette `Response`.
+`ModernJson` takes the request the SDK would answer with a result, the plain case, and serves
+it with the SDK's own checks (Host/Origin and content type, Accept, the JSON-RPC request model,
+the repeated routing headers, the envelope ladder, the `Mcp-Param-*` headers; the first two
+asked of the SDK once per distinct header value and remembered) and the SDK's request kernel
+(`serve_one`), then maps a failure with the SDK's `modern_error_data` and its error-code-to-status
+table. Any request one of those checks would refuse, and anything else (another HTTP method, a
+notification, `subscriptions/listen`, a server answering with SSE), goes to the SDK's session
+manager with its body replayed, so the refusals are the SDK's own, word for word.
 """
 
 from __future__ import annotations
@@ -117,7 +116,7 @@ class ModernJson:
         """The request and its envelope when the SDK would serve it with JSON; `None` when one of
         its checks would refuse it, or it is a case this path leaves to the SDK."""
         # One pass over the raw headers: the first value of each name (what a lookup by name
-        # finds), and every name in order for the duplicate check.
+        # finds), and the routing headers as often as they come.
         first: dict[str, str] = {}
         routing: list[str] = []
         for raw_key, raw_value in request.scope["headers"]:
