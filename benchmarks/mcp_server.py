@@ -8,9 +8,12 @@ toolwire's `McpClient` (the lighter client, so the server is what runs out of CP
 era (`legacy`: the initialize handshake; `modern`: the per-request revision 2026-07-28), mode
 (`stateful`, `stateless`) and number of clients (each its own `McpClient`, so its own
 connections and session), the rounds alternate between the servers, so load from elsewhere on
-a shared machine falls on both alike. A row gives each server's median calls/s, the median of
-the per-pair ratios (toolwire / SDK, higher is better for toolwire) and each server's CPU per
-call (the steadier figure on a busy machine). fastmcp, when installed, joins the rotation.
+a shared machine falls on both alike. A row gives each server's median calls/s and CPU per call,
+and two ratios, each the median of the per-round pairs with their range: calls/s (toolwire over
+the SDK) and server CPU per call (the SDK's over toolwire's; the steadier figure on a busy
+machine, since another process's load slows the clock but not the CPU a call takes); above 1
+toolwire is ahead. The load average is printed with each row. fastmcp, when installed, joins
+the rotation.
 
 Cold start: from spawning `toolwire serve --prebuilt` (as the installed script runs it) to the
 first answered `tools/call`,
@@ -18,7 +21,8 @@ against an `MCPServer` script serving the same tools under uvicorn, alternating,
 runs. Both servers are pinned to CPU 0 as above.
 
 Run: `.venv/bin/python benchmarks/mcp_server.py [throughput|cold|all] [--clients 10,100,500]
-[--rounds 3] [--eras legacy,modern] [--modes stateful,stateless] [--calls 2000]`.
+[--rounds 5] [--eras legacy,modern] [--modes stateful,stateless] [--calls 2000]
+[--tool sync|async]`.
 """
 
 from __future__ import annotations
@@ -50,6 +54,21 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+async def async_add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+# Served under the same name: a `def` tool runs in a worker thread on both servers, an
+# `async def` one in the event loop. The hand-off to the thread costs the same on both sides,
+# yet it is the largest and noisiest part of a call on a loaded machine, so `--tool async`
+# shows the servers' own work more steadily.
+async_add.__name__ = async_add.__qualname__ = "add"
+TOOLS: dict[str, Callable[..., Any]] = {"sync": add, "async": async_add}
+tool_kind = os.environ.get("MCP_BENCH_TOOL", "sync")
+"""Which `add` the servers serve (the environment carries the choice to the server processes)."""
+
+
 def toolwire_app(stateless: bool) -> Any:
     from toolwire import tool
     from toolwire.mcp import SessionPolicy, create_app
@@ -57,7 +76,9 @@ def toolwire_app(stateless: bool) -> Any:
     # Every client here comes from one address: the per-client session quota (32 by default),
     # which the SDK does not have, would close the sessions of all but 32 of them.
     policy = SessionPolicy(per_client=100_000)
-    return create_app([tool(add)], name="bench", stateless=stateless, session_policy=policy)
+    return create_app(
+        [tool(TOOLS[tool_kind])], name="bench", stateless=stateless, session_policy=policy
+    )
 
 
 def sdk_app(stateless: bool) -> Any:
@@ -66,7 +87,7 @@ def sdk_app(stateless: bool) -> Any:
     # Logging at ERROR, as uvicorn's: at its default (INFO) the SDK logs every stateless
     # request, which would make it look slower than it can be.
     server = MCPServer("bench", log_level="ERROR")
-    server.tool()(add)
+    server.tool()(TOOLS[tool_kind])
     return server.streamable_http_app(json_response=True, stateless_http=stateless)
 
 
@@ -74,7 +95,7 @@ def fastmcp_app(stateless: bool) -> Any:
     from fastmcp import FastMCP  # pyright: ignore[reportMissingImports]
 
     server: Any = FastMCP("bench")
-    server.tool(add)
+    server.tool(TOOLS[tool_kind])
     return server.http_app(json_response=True, stateless_http=stateless)
 
 
@@ -211,20 +232,36 @@ async def load_round(server: Running, era: str, clients: int, calls: int) -> Rou
     return Round(calls / wall, used / calls * 1e6, len(failures), failures[0] if failures else None)
 
 
+def spread(values: list[float]) -> str:
+    """The median and the range of `values`, as `median (low-high)`."""
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def load_average() -> str:
+    """The machine's 1-minute load average (the figures below share the CPUs with it)."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "?"
+
+
 async def throughput(
     eras: list[str], modes: list[str], load: list[int], rounds: int, calls: int
 ) -> None:
     kinds = ["toolwire", "SDK"] + (["fastmcp"] if has_fastmcp() else [])
     print(
         f"server on CPU {SERVER_CPU}, McpClients on CPU {CLIENT_CPU}; max({calls}, 4 x clients) "
-        f"calls a round, {rounds} alternating rounds per row; medians"
+        f"calls a round, {rounds} alternating rounds per row. calls/s and CPU/call: medians; "
+        "the ratios (toolwire over SDK, >1 is toolwire ahead) are the median of the per-round "
+        "pairs with their range; 'CPU' is the SDK's server CPU per call over toolwire's, the "
+        "steadier figure on a loaded machine; 'load' is the 1-minute load average"
     )
     print(
         f"{'era':<7} {'mode':<9} {'clients':>7} "
         + " ".join(f"{k + ' calls/s':>17}" for k in kinds)
-        + "  toolwire/SDK  "
+        + f"  {'calls/s ratio':>19}  {'CPU ratio':>19}  "
         + " ".join(f"{k + ' CPU':>13}" for k in kinds)
-        + "  errors"
+        + "  load  errors"
     )
     for mode in modes:
         async with AsyncExitStack() as stack:
@@ -238,9 +275,12 @@ async def throughput(
                         order = servers if turn % 2 == 0 else servers[::-1]
                         for server in order:
                             found[server.kind].append(await load_round(server, era, clients, total))
-                    ratios = [
-                        ours.rate / theirs.rate
-                        for ours, theirs in zip(found["toolwire"], found["SDK"], strict=True)
+                    pairs = list(zip(found["toolwire"], found["SDK"], strict=True))
+                    rates = [ours.rate / theirs.rate for ours, theirs in pairs]
+                    cpus = [
+                        theirs.server_us / ours.server_us
+                        for ours, theirs in pairs
+                        if ours.server_us > 0
                     ]
                     rate = {k: statistics.median(r.rate for r in found[k]) for k in kinds}
                     cpu = {k: statistics.median(r.server_us for r in found[k]) for k in kinds}
@@ -248,9 +288,9 @@ async def throughput(
                     print(
                         f"{era:<7} {mode:<9} {clients:>7} "
                         + " ".join(f"{rate[k]:>17.0f}" for k in kinds)
-                        + f"  {statistics.median(ratios):>11.2f}x  "
+                        + f"  {spread(rates):>19}  {spread(cpus) if cpus else '-':>19}  "
                         + " ".join(f"{cpu[k]:>11.0f}us" for k in kinds)
-                        + f"  {errors}",
+                        + f"  {load_average():>4}  {errors}",
                         flush=True,
                     )
                     for k in kinds:
@@ -427,7 +467,10 @@ async def app_cpu(
         f"the app alone (no sockets): CPU per call in this process, {calls} calls a round, "
         f"{rounds} alternating rounds per row; medians (lower is better)"
     )
-    print(f"{'era':<7} {'mode':<9} {'clients':>7} {'toolwire':>10} {'SDK':>10}  SDK/toolwire")
+    print(
+        f"{'era':<7} {'mode':<9} {'clients':>7} {'toolwire':>10} {'SDK':>10}  "
+        f"{'SDK/toolwire (range)':>20}  load"
+    )
     for mode in modes:
         for era in eras:
             for clients in load:
@@ -437,11 +480,10 @@ async def app_cpu(
                         found[kind].append(await app_round(kind, mode, era, clients, calls))
                 ours = statistics.median(found["toolwire"])
                 theirs = statistics.median(found["SDK"])
-                ratio = statistics.median(
-                    b / a for a, b in zip(found["toolwire"], found["SDK"], strict=True)
-                )
+                ratios = [b / a for a, b in zip(found["toolwire"], found["SDK"], strict=True)]
                 print(
-                    f"{era:<7} {mode:<9} {clients:>7} {ours:>8.0f}us {theirs:>8.0f}us  {ratio:>11.2f}x",
+                    f"{era:<7} {mode:<9} {clients:>7} {ours:>8.0f}us {theirs:>8.0f}us  "
+                    f"{spread(ratios):>20}  {load_average()}",
                     flush=True,
                 )
 
@@ -522,11 +564,20 @@ def main() -> None:
         "what", nargs="?", default="all", choices=("throughput", "app", "cold", "all")
     )
     parser.add_argument("--clients", default="10,100,500")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--eras", default="legacy,modern")
     parser.add_argument("--modes", default="stateful,stateless")
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument(
+        "--tool",
+        choices=("sync", "async"),
+        default="sync",
+        help="serve `add` as a def (run in a worker thread) or an async def",
+    )
     args = parser.parse_args()
+    global tool_kind
+    tool_kind = os.environ["MCP_BENCH_TOOL"] = args.tool
+    print(f"tool: {args.tool} add; load average {load_average()} at the start")
     if shutil.which("taskset") and (os.cpu_count() or 1) > CLIENT_CPU:
         os.sched_setaffinity(0, {CLIENT_CPU})
     if args.what in ("throughput", "all"):

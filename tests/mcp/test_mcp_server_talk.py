@@ -404,10 +404,17 @@ async def test_with_json_answers_the_tool_talks_on_the_session_stream() -> None:
         assert _text(sampled) == "client-model: forty-two (endTurn)"
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "modern"])
-async def test_toolwire_client_answers_in_both_eras(protocol: Literal["legacy", "modern"]) -> None:
+@pytest.mark.parametrize(
+    ("protocol", "json_response"),
+    [("legacy", None), ("modern", None), ("modern", True)],
+    ids=["legacy", "modern", "modern-json"],
+)
+async def test_toolwire_client_answers_in_both_eras(
+    protocol: Literal["legacy", "modern"], json_response: bool | None
+) -> None:
     """toolwire's own client with a sampler and an elicitation handler: by requests in the
-    handshake era, by `input_required` rounds in 2026-07-28 (two questions, two rounds)."""
+    handshake era, by `input_required` rounds in 2026-07-28 (two questions, two rounds), those
+    rounds also with JSON answers (the single-request path, sealing and opening the state)."""
     model = ScriptedModel(["teal"], model_name="client-side")
     asked: list[Elicitation] = []
     RUNS.clear()
@@ -417,7 +424,7 @@ async def test_toolwire_client_answers_in_both_eras(protocol: Literal["legacy", 
         return ElicitationAnswer("accept", {"name": "Cy"})
 
     async with (
-        serve_app(create_app(talking_tools())) as url,
+        serve_app(create_app(talking_tools(), json_response=json_response)) as url,
         McpClient(url, protocol=protocol, sampling=Sampler(model), elicitation=handler) as client,
     ):
         assert client.protocol_version == ("2026-07-28" if protocol == "modern" else "2025-11-25")

@@ -155,12 +155,15 @@ async def _watched(
     seconds: quick answers, nearly all of them, pay for a timer alone.
     """
     pending = [body]
-    gone = anyio.Event()
+    # Made only when needed: nearly every request is answered without asking for more.
+    gone: list[anyio.Event] = []
 
     async def replay() -> Message:
         if pending:
             return {"type": "http.request", "body": pending.pop(), "more_body": False}
-        await gone.wait()
+        if not gone:
+            gone.append(anyio.Event())
+        await gone[0].wait()
         return {"type": "http.disconnect"}
 
     answered: list[bool] = []
@@ -174,7 +177,9 @@ async def _watched(
         # After the body, the server only says that the client has gone (or, once the answer
         # is out, that the exchange is over: nothing left to cancel then).
         if (await receive())["type"] == "http.disconnect":
-            gone.set()
+            if not gone:
+                gone.append(anyio.Event())
+            gone[0].set()
             if not answered:
                 request.cancel()
 

@@ -43,7 +43,7 @@ from ..errors import SchemaError, ToolError
 from ..messages import AssistantMessage, FilePart, UserMessage
 from ..registry import ToolRegistry
 from ..results import AudioPart, ImagePart, TextPart
-from ..tools import FunctionTool, ToolContext, ToolLike
+from ..tools import FunctionTool, Tool, ToolContext, ToolLike
 from ._content import McpProtocolError, parse_part, part_to_mcp
 from .elicitation import with_defaults
 from .prompts import Prompt
@@ -61,6 +61,7 @@ __all__ = [
     "may_talk",
     "release_stream",
     "session_key",
+    "talks",
 ]
 
 LOG_LEVELS: tuple[LogLevel, ...] = typing.get_args(LogLevel)
@@ -429,6 +430,13 @@ async def interactive(
     return input_required(call) if call.pending is not None else result
 
 
+def talks(tool: Tool) -> bool:
+    """Whether a tool may talk back: it takes a `ToolContext`, or it is a tool toolwire cannot
+    see into (one built from `execute=`, or of another class)."""
+    function = tool.function if isinstance(tool, FunctionTool) else None
+    return function is None or inspect_function(function, ToolContext).context_param is not None
+
+
 def may_talk(
     tools: Sequence[ToolLike], resources: Sequence[Resource], prompts: Sequence[Prompt]
 ) -> bool:
@@ -436,10 +444,4 @@ def may_talk(
     if any(r.takes_context for r in resources) or any(p.takes_context for p in prompts):
         return True
     registry = ToolRegistry()
-    for added in (registry.add(t) for t in tools):
-        function = added.function if isinstance(added, FunctionTool) else None
-        # A tool built from `execute=`, or of another class, gets a context we cannot see it
-        # use: it may talk.
-        if function is None or inspect_function(function, ToolContext).context_param:
-            return True
-    return False
+    return any(talks(registry.add(t)) for t in tools)

@@ -126,7 +126,7 @@ class AnonymousSessions:
 
         async def watch(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
-                found = _header_in(message.get("headers", []), _SESSION_HEADER)
+                found = _answer_header(message.get("headers", []), _SESSION_HEADER)
                 if found is not None:
                     opened.append(found)
             await send(message)
@@ -212,8 +212,17 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return _header_in(scope.get("headers", []), name)
 
 
-def _header_in(headers: Any, name: bytes) -> str | None:
+def _answer_header(headers: Any, name: bytes) -> str | None:
+    """A header of an answer the app sent, whatever the case of its name (once a session)."""
     for key, value in headers:
         if bytes(key).lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _header_in(headers: Any, name: bytes) -> str | None:
+    # ASGI servers give header names in lower case (the front layer relies on it too).
+    for key, value in headers:
+        if key == name:
             return bytes(value).decode("latin-1")
     return None

@@ -177,7 +177,14 @@ class _Exchange:
         self.request_id = request_id
         self.message_metadata = metadata
         self.progress_token = progress_token
-        self.cancel_requested = anyio.Event()
+        self._cancel: anyio.Event | None = None
+
+    @property
+    def cancel_requested(self) -> anyio.Event:
+        """Never set (no cancellation reaches this exchange by message); made only if asked for."""
+        if self._cancel is None:
+            self._cancel = anyio.Event()
+        return self._cancel
 
     async def send_raw_request(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None

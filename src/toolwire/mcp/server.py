@@ -33,14 +33,15 @@ from ..results import (
     ToolResult,
     error_result,
 )
-from ..tools import Tool, ToolContext, ToolLike
+from ..tools import FunctionTool, Tool, ToolContext, ToolLike
 from ._base import AUTH_SCOPE_KEY, is_loopback
 from ._content import APPROVAL_META_KEY, annotations_to_mcp, result_to_mcp
 from ._front import McpFront
+from ._modern import ModernJson, has_param_headers
 from ._oauth_config import ProtectedResource
 from ._overload import shed_on_exhaustion
 from ._serve_checks import check_serving
-from ._server_context import LOG_LEVELS, Talk, interactive, may_talk
+from ._server_context import LOG_LEVELS, Talk, interactive, may_talk, talks
 from ._server_events import RETRY_MS, SessionEvents, SessionScope
 from ._server_resources import add_completion, add_prompts, add_resources
 from ._sessions import AnonymousSessions, SessionPolicy
@@ -161,7 +162,14 @@ def build_server(
         if start + size < len(entries):
             page["nextCursor"] = str(start + size)
         pages.append(page)
-    schemas = {t.name: t.definition("mcp").parameters for t in by_name.values()}
+    # The SDK checks a 2026-07-28 call's `Mcp-Param-*` headers against the schema it is given,
+    # walking the whole schema on every call with arguments; a schema that declares no such
+    # header can fail no check, so it is not given.
+    schemas = {
+        t.name: parameters
+        for t in by_name.values()
+        if has_param_headers(parameters := t.definition("mcp").parameters)
+    }
     output_checks = {
         t.name: check for t in by_name.values() if (check := _output_check(t)) is not None
     }
@@ -180,6 +188,12 @@ def build_server(
             return {**page, "resultType": "complete"}
         return page
 
+    # A plain function tool that takes no `ToolContext` never sees one: its calls skip building
+    # it (a subclass might read it in its own `invoke`).
+    silent: set[str] = {
+        t.name for t in by_name.values() if type(t) is FunctionTool and not talks(t)
+    }
+
     async def call_tool(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> dict[str, Any]:
@@ -190,27 +204,31 @@ def build_server(
             name = params.name
             shown = name if len(name) <= _MAX_ECHOED_NAME else name[:_MAX_ECHOED_NAME] + "..."
             out = result_to_mcp(error_result(str(UnknownToolError(shown, by_name))))
+        elif found.name in silent:
+            out = await run(found, params.arguments or {}, None)
         else:
             call_id = str(ctx.request_id) if ctx.request_id is not None else None
             call = talk.call(ctx, params)
             context = ToolContext(
                 tool_name=found.name, call_id=call_id, auth=_caller(ctx), client=call
             )
-            chosen = found
-
-            async def run() -> dict[str, Any]:
-                result = await chosen.invoke(params.arguments or {}, context)
-                check = output_checks.get(chosen.name)
-                if check is not None and not result.is_error:
-                    result = _hold_to_schema(chosen.name, result, check)
-                return result_to_mcp(result)
-
             # 2026-07-28: a question the client has not answered yet makes this an
             # `input_required` answer instead.
-            out = await interactive(call, run)
+            out = await interactive(
+                call, functools.partial(run, found, params.arguments or {}, context)
+            )
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             out.setdefault("resultType", "complete")
         return out
+
+    async def run(
+        chosen: Tool, arguments: dict[str, Any], context: ToolContext | None
+    ) -> dict[str, Any]:
+        result = await chosen.invoke(arguments, context)
+        check = output_checks.get(chosen.name)
+        if check is not None and not result.is_error:
+            result = _hold_to_schema(chosen.name, result, check)
+        return result_to_mcp(result)
 
     async def set_level(
         ctx: ServerRequestContext[Any], params: mcp_types.SetLevelRequestParams
@@ -476,6 +494,9 @@ def create_app(
     # The MCP endpoint is answered by the session manager itself, not through Starlette's
     # error, exception and routing layers (the lifespan and other paths still are).
     app: ASGIApp = server.session_manager.handle_request
+    if json_response:
+        # 2026-07-28 requests: the SDK's checks and kernel, less of its machinery around them.
+        app = ModernJson(server, app, security)
     if stateless and json_response:
         # One request, one answer, no session: served in the request's task.
         app = StatelessJson(server, app, security)
