@@ -109,7 +109,7 @@ class _Run:
         self.stop_reason: StopReason = "completed"
         self.tool_choice = config.options.tool_choice
         self.deadline: float | None = None
-        self.open_calls: list[ToolCallBlock] = []
+        self.open_calls: Sequence[ToolCallBlock] = ()  # a turn's calls until each has a result
         self.output: RunOutput | None = None
         options = config.options
         if options.output_type is not None:
@@ -209,7 +209,7 @@ class _Run:
             # Unreachable through the loop itself; kept as the invariant's last line of defence.
             for call in self.open_calls:
                 self.messages.append(missing_result(call, "no result was recorded for this call"))
-            self.open_calls = []
+            self.open_calls = ()
         self.iterations += 1
         if config.toolset is not None:
             await self.step_tools()
@@ -423,7 +423,7 @@ class _Run:
                 if trace is not None:
                     self.trace.append(trace)
                 self.messages.append(result)
-            self.open_calls = []
+            self.open_calls = ()
 
     async def _execute_one(self, call: ToolCallBlock) -> None:
         # `execute` for the usual turn, one call and nothing decided, without its lists.
@@ -439,7 +439,7 @@ class _Run:
                 )
             self.trace.append(trace)
             self.messages.append(result)
-            self.open_calls = []
+            self.open_calls = ()
 
     def _unfinished(self) -> str:
         """Why a call has no result."""

@@ -10,7 +10,7 @@ from typing import Any
 from ._config import ApprovalPolicy
 from ._run_result import PendingCall
 from .budgets import OutputBudget
-from .computer import ComputerCall, is_computer_call
+from .computer import COMPUTER_CALL, ComputerCall, is_computer_call
 from .messages import AssistantMessage, ServerToolCallBlock, ToolCallBlock, ToolResultMessage
 from .models.base import Model, ToolCall
 from .results import TextPart
@@ -41,10 +41,11 @@ def pending_calls(
     policy: ApprovalPolicy,
 ) -> list[PendingCall]:
     """The calls of a turn the run stops on (none, on most turns)."""
-    computer = _computer_parts(message)
     pending: list[PendingCall] = []
     for call in calls:
-        if call.id in computer:
+        # A computer-use request reaches the loop as a call of that name (`answerable_calls`).
+        computer = _computer_parts(message) if call.name == COMPUTER_CALL else None
+        if computer and call.id in computer:
             request = ComputerCall.from_block(computer[call.id])
             pending.append(PendingCall(ToolCall.from_block(call), "computer", request))
             continue
