@@ -712,9 +712,9 @@ async def _run_state(
     # a `with` keeps each context's bound `__exit__` alive as long as the run (one more object
     # per run in flight for the garbage collector to walk), and these never swallow an error.
     logged = in_run(state.run_id)
-    delegation = _delegation.entered(state)
     logged.__enter__()
     try:
+        delegation = _delegation.entered(state)
         delegation.__enter__()
     except BaseException:
         logged.__exit__(None, None, None)
