@@ -1,26 +1,28 @@
 """Compare the working tree with any git ref, side by side, so a slowdown shows up in review.
 
 `REF` is checked out into a temporary `git worktree` under /tmp (removed afterwards). Each
-measurement of `_compare_cases.py` runs on both trees, `PYTHONPATH` set to one tree's `src`:
+measurement of `_compare_cases.py` runs on both trees, `PYTHONPATH` set to one tree's `src`, in
+`--alternations` processes per tree and case, the trees taking turns (which goes first
+alternates):
 
-- the warm ones (the loop per round at 200 and 1,600 rounds after a warm-up, 1,000 and 5,000
-  concurrent runs, one tool dispatch) in one long-lived worker per tree, set up once and asked
-  for a repetition in turns (which tree goes first alternates), so both trees are timed through
-  the same moments of the machine's load: the two used to run in separate processes seconds
-  apart, and on a loaded machine a figure of either tree could move by half between runs;
-- the first import and the first run after it in a fresh interpreter per measurement, the trees
-  taking turns.
+- a warm case (the loop per round at 200 and 1,600 rounds after a warm-up, 1,000 and 5,000
+  concurrent runs, one tool dispatch) runs in a worker per tree, both alive together, pinned to
+  one CPU and asked for `--repeats` repetitions in turns, so the two trees are timed through the
+  same moments of the machine's load; a worker's figure is its best repetition;
+- the first import and the first run after it run in a fresh interpreter per measurement.
 
-Printed: each tree's best figure (the least disturbed repetition; the peak RSS is a median), the
-ratio HEAD/REF of the two (below 1 is better for every figure) and, for the warm ones, the median
-of the ratios of each pair of repetitions timed side by side; then each tree's loop growth (1,600
-rounds against 200) and first import against `import pydantic, httpx, anyio`.
+Several processes per tree, because a process keeps a speed of its own for its life (where its
+memory landed, what runs beside its core): on the shared machine one worker per tree showed the
+warm loop at 1.1x 7abde50 in one run and 0.7x in the next. Printed: each tree's median over its
+processes, the ratio HEAD/REF of the medians and the median of the ratios of the processes run
+together (below 1 is better for every figure); then each tree's loop growth (1,600 rounds
+against 200) and first import against `import pydantic, httpx, anyio`.
 
 "HEAD" is this checkout's working tree, uncommitted changes included. Both trees' byte code is
 written once to a temporary cache before measuring, as an installed package has it.
 
-Run: `python benchmarks/compare.py REF [--alternations N] [--repeats N]` (e.g. `7abde50` or
-`main`).
+Run: `python benchmarks/compare.py REF [--alternations N] [--repeats N] [--only TEXT]` (e.g.
+`7abde50` or `main`).
 """
 
 from __future__ import annotations
@@ -145,8 +147,9 @@ class Worker:
         self.process.wait(timeout=60)
 
 
-def paired(trees: dict[str, Path], args: list[str], repeats: int) -> dict[str, list[Figures]]:
-    """`repeats` repetitions on each tree, the trees in turns (first one, then the other)."""
+def paired(trees: dict[str, Path], args: list[str], repeats: int) -> dict[str, Figures]:
+    """A fresh worker per tree, asked for `repeats` repetitions in turns (first one tree, then
+    the other); each worker's best figures (its least disturbed repetition; its peak RSS)."""
     workers = {name: Worker(src, args) for name, src in trees.items()}
     figures: dict[str, list[Figures]] = {name: [] for name in trees}
     try:
@@ -157,7 +160,12 @@ def paired(trees: dict[str, Path], args: list[str], repeats: int) -> dict[str, l
     finally:
         for worker in workers.values():
             worker.close()
-    return figures
+    return {
+        name: {
+            key: (max if key == "peak_rss_mb" else min)(f[key] for f in found) for key in found[0]
+        }
+        for name, found in figures.items()
+    }
 
 
 def compare(
@@ -168,41 +176,50 @@ def compare(
     runs = sorted({tuple(args) for _, args, _, _ in measures})
     for src in trees.values():
         measure(src, ["cold", "3"])  # writes the byte code every later process reads
-    figures: dict[tuple[str, ...], dict[str, list[Figures]]] = {}
-    for args in (a for a in runs if a[0] in WARM):
-        figures[args] = paired(trees, list(args), max(3, repeats // SLOW.get(args, 1)))
-        print(f"{' '.join(args)} done", file=sys.stderr)
+    # Per case and tree, one figure per process: a process keeps a speed of its own for its
+    # life (where its memory landed, the core beside it), so several are asked, in turns.
+    figures: dict[tuple[str, ...], dict[str, list[Figures]]] = {
+        args: {name: [] for name in trees} for args in runs
+    }
     for n in range(alternations):
         order = list(trees) if n % 2 == 0 else list(reversed(trees))
-        for args in (a for a in runs if a[0] not in WARM):
-            for name in order:
-                found = figures.setdefault(args, {name: [] for name in trees})
-                found[name].append(measure(trees[name], list(args)))
+        for args in runs:
+            if args[0] in WARM:
+                found = paired(
+                    {name: trees[name] for name in order},
+                    list(args),
+                    max(2, repeats // SLOW.get(args, 1)),
+                )
+                for name in trees:
+                    figures[args][name].append(found[name])
+            else:
+                for name in order:
+                    figures[args][name].append(measure(trees[name], list(args)))
         print(f"alternation {n + 1}/{alternations} done", file=sys.stderr)
 
-    def best(name: str, args: list[str], key: str, unit: str) -> float:
-        values = [f[key] for f in figures[tuple(args)][name]]
-        return statistics.median(values) if unit == "MB" else min(values)
+    def middle(name: str, args: list[str], key: str) -> float:
+        return statistics.median(f[key] for f in figures[tuple(args)][name])
 
-    def pairs(args: list[str], key: str) -> str:
-        if args[0] not in WARM:
-            return ""
+    def pairs(args: list[str], key: str) -> float:
         found = figures[tuple(args)]
-        ratios = [h[key] / r[key] for h, r in zip(found["HEAD"], found[ref], strict=True)]
-        return f"{statistics.median(ratios):8.2f}x"
+        return statistics.median(
+            h[key] / r[key] for h, r in zip(found["HEAD"], found[ref], strict=True)
+        )
 
     print(
-        f"HEAD (working tree) against {ref}: best of {repeats} paired repetitions in one worker"
-        f" per tree (warm cases) or of {alternations} alternating processes (first import and"
-        " run); peak RSS: median"
+        f"HEAD (working tree) against {ref}: medians of {alternations} processes per tree"
+        f" taking turns; a warm figure is a process's best of {repeats} repetitions, the two"
+        " trees' processes alive together and asked in turns; paired: the median of the"
+        " ratios of the processes run together"
     )
-    print(f"{'':42} {'HEAD':>10} {ref[:10]:>10} {'HEAD/REF':>9} {'paired':>9}")
+    print(f"{'':42} {'HEAD':>10} {ref[:10]:>10} {'HEAD/REF':>9} {'paired':>8}")
     values: dict[tuple[str, str], float] = {}
     for label, args, key, unit in measures:
-        head, old = best("HEAD", args, key, unit), best(ref, args, key, unit)
+        head, old = middle("HEAD", args, key), middle(ref, args, key)
         values[("HEAD", label)], values[(ref, label)] = head, old
         print(
-            f"{label:42} {head:10.1f} {old:10.1f} {head / old:8.2f}x {pairs(args, key):>9}  {unit}"
+            f"{label:42} {head:10.1f} {old:10.1f} {head / old:8.2f}x {pairs(args, key):7.2f}x"
+            f"  {unit}"
         )
     for name in trees:
         notes: list[str] = []
@@ -219,11 +236,9 @@ def compare(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("ref", help="a git ref to compare the working tree with")
+    parser.add_argument("--alternations", type=int, default=5, help="processes per tree and case")
     parser.add_argument(
-        "--alternations", type=int, default=5, help="fresh processes per tree (import, cold)"
-    )
-    parser.add_argument(
-        "--repeats", type=int, default=15, help="paired repetitions per tree (warm cases)"
+        "--repeats", type=int, default=5, help="repetitions per worker process (warm cases)"
     )
     parser.add_argument(
         "--only", default="", help="only the figures whose label contains this text"
