@@ -7,6 +7,11 @@ old checkout and the working tree alike. CPU time (`time.process_time`) is used 
 figure is the library's own work, so other processes on the machine move it less; the concurrent
 runs are timed on the wall clock, since they wait on sleeps.
 
+The warm cases (`loop`, `concurrent`, `dispatch`) also run as a worker (`serve CASE ARGS...`):
+set up and warmed once, then one repetition per line read on stdin, its figures printed as one
+JSON line. `compare.py` keeps one worker per tree and asks them in turns, so both trees are timed
+through the same moments of the machine's load.
+
 Run through `compare.py`; by hand: `PYTHONPATH=src python benchmarks/_compare_cases.py loop 200`.
 """
 
@@ -86,19 +91,26 @@ def _runner(
     return run
 
 
-def loop(rounds: int, log: str = "", repeats: int = 3) -> dict[str, float]:
-    """Per-round CPU time of a run of `rounds` rounds, after a warm-up run (best of `repeats`);
-    `log="log"` lets the offline model keep its log of requests."""
+def loop_worker(rounds: int, log: str = "") -> Callable[[], dict[str, float]]:
+    """One repetition of `loop`, after a warm-up run (made here)."""
     _check_source()
     run = _runner(rounds, keep_log=log == "log")
     asyncio.run(run())  # warm-up: first-use costs (lazy imports, caches) are left out
-    best = float("inf")
-    for _ in range(repeats):
+
+    def repetition() -> dict[str, float]:
         gc.collect()
         started = time.process_time()
         asyncio.run(run())
-        best = min(best, time.process_time() - started)
-    return {"us_per_round": best / rounds * 1e6}
+        return {"us_per_round": (time.process_time() - started) / rounds * 1e6}
+
+    return repetition
+
+
+def loop(rounds: int, log: str = "", repeats: int = 3) -> dict[str, float]:
+    """Per-round CPU time of a run of `rounds` rounds, after a warm-up run (best of `repeats`);
+    `log="log"` lets the offline model keep its log of requests."""
+    repetition = loop_worker(rounds, log)
+    return min((repetition() for _ in range(repeats)), key=lambda f: f["us_per_round"])
 
 
 def cold(rounds: int) -> dict[str, float]:
@@ -117,9 +129,10 @@ def cold(rounds: int) -> dict[str, float]:
     }
 
 
-def concurrent(runs: int, rounds: int = 3, delay: float = 0.02) -> dict[str, float]:
-    """`runs` runs at once in one event loop, each `rounds` tool rounds against a model that
-    answers after an async sleep of `delay`: wall time and the process's peak RSS."""
+def concurrent_worker(
+    runs: int, rounds: int = 3, delay: float = 0.02
+) -> Callable[[], dict[str, float]]:
+    """One repetition of `concurrent` (each in an event loop of its own, after a warm-up run)."""
     _check_source()
     run = _runner(rounds, delay=delay)
 
@@ -130,9 +143,18 @@ def concurrent(runs: int, rounds: int = 3, delay: float = 0.02) -> dict[str, flo
         await asyncio.gather(*(run() for _ in range(runs)))
         return time.perf_counter() - started, time.process_time() - cpu
 
-    wall, cpu = asyncio.run(main())
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kilobytes on Linux
-    return {"wall_ms": wall * 1e3, "cpu_ms": cpu * 1e3, "peak_rss_mb": peak_kb / 1024}
+    def repetition() -> dict[str, float]:
+        wall, cpu = asyncio.run(main())
+        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kilobytes on Linux
+        return {"wall_ms": wall * 1e3, "cpu_ms": cpu * 1e3, "peak_rss_mb": peak_kb / 1024}
+
+    return repetition
+
+
+def concurrent(runs: int, rounds: int = 3, delay: float = 0.02) -> dict[str, float]:
+    """`runs` runs at once in one event loop, each `rounds` tool rounds against a model that
+    answers after an async sleep of `delay`: wall time, CPU time and the process's peak RSS."""
+    return concurrent_worker(runs, rounds, delay)()
 
 
 def imports(which: str) -> dict[str, float]:
@@ -150,25 +172,46 @@ def imports(which: str) -> dict[str, float]:
     return {"ms": elapsed * 1e3}
 
 
-def dispatch(n: int = 20_000, repeats: int = 3) -> dict[str, float]:
-    """Per-call CPU time of `Tool.invoke` (parse, validate, run, wrap the result)."""
+def dispatch_worker(n: int = 20_000) -> Callable[[], dict[str, float]]:
+    """One repetition of `dispatch`, after 200 calls (made here)."""
     _check_source()
     from toolwire import tool
 
     t = tool(forecast)
 
-    async def main() -> float:
-        for _ in range(200):
+    async def calls(count: int) -> float:
+        started = time.process_time()
+        for _ in range(count):
             await t.invoke(ARGS)
-        best = float("inf")
-        for _ in range(repeats):
-            started = time.process_time()
-            for _ in range(n):
-                await t.invoke(ARGS)
-            best = min(best, time.process_time() - started)
-        return best
+        return time.process_time() - started
 
-    return {"us_per_call": asyncio.run(main()) / n * 1e6}
+    asyncio.run(calls(200))
+
+    def repetition() -> dict[str, float]:
+        return {"us_per_call": asyncio.run(calls(n)) / n * 1e6}
+
+    return repetition
+
+
+def dispatch(n: int = 20_000, repeats: int = 3) -> dict[str, float]:
+    """Per-call CPU time of `Tool.invoke` (parse, validate, run, wrap the result)."""
+    repetition = dispatch_worker(n)
+    return min((repetition() for _ in range(repeats)), key=lambda f: f["us_per_call"])
+
+
+WORKERS: dict[str, Callable[..., Callable[[], dict[str, float]]]] = {
+    "loop": loop_worker,
+    "concurrent": concurrent_worker,
+    "dispatch": dispatch_worker,
+}
+
+
+def serve(case: str, *args: Any) -> None:
+    """Set `case` up once, then answer each line read on stdin with one repetition's figures."""
+    repetition = WORKERS[case](*args)
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        print(json.dumps(repetition()), flush=True)
 
 
 CASES: dict[str, Callable[..., dict[str, float]]] = {
@@ -182,4 +225,7 @@ CASES: dict[str, Callable[..., dict[str, float]]] = {
 if __name__ == "__main__":
     case, *rest = sys.argv[1:]
     parsed = [int(a) if a.isdigit() else a for a in rest]
-    print(json.dumps(CASES[case](*parsed)))
+    if case == "serve":
+        serve(*parsed)
+    else:
+        print(json.dumps(CASES[case](*parsed)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,9 @@ from toolwire import (
     Completion,
     Message,
     ModelResponseEvent,
+    ModelSettings,
+    RunCompleted,
+    RunConfig,
     RunEvent,
     RunResult,
     ScriptedModel,
@@ -21,10 +25,11 @@ from toolwire import (
     tokens,
     tool,
 )
+from toolwire.errors import ModelResponseError
 from toolwire.messages import UserMessage
 from toolwire.tokens import RequestSizer, definition_tokens
 from toolwire.tokens import message_tokens as estimated_message_tokens
-from toolwire.usage import Estimate, estimate_later
+from toolwire.usage import Estimate, RunLimits, estimate_later, sum_usages
 
 pytestmark = pytest.mark.anyio
 
@@ -188,3 +193,85 @@ def test_a_long_chain_of_summed_estimates_is_worked_out_without_recursion() -> N
         5_000,
         10_000,
     )
+
+
+# --- a run's usage summed once, when read ------------------------------------------------------
+
+
+def test_sum_usages_is_the_chained_sum_estimates_and_tool_uses_included() -> None:
+    parts = [
+        estimate_later(Usage(3, 1, cache_read_tokens=2, requests=1), _One()),
+        Usage(5, 2, reasoning_tokens=1, requests=1, server_tool_requests={"web_search": 2}),
+        estimate_later(
+            Usage(1, 1, cache_write_tokens=4, cache_write_1h_tokens=1, requests=1), _One()
+        ),
+        Usage(server_tool_requests={"web_search": 1, "code_execution": 1}),
+    ]
+    chained = Usage()
+    for part in parts:
+        chained = chained + part
+    summed = sum_usages(parts)
+    assert summed == chained and summed is not parts[0]
+    assert (summed.tool_definition_tokens, summed.message_tokens) == (2, 4)
+    assert summed.server_tool_requests == {"web_search": 3, "code_execution": 1}
+    assert sum_usages([]) == Usage()
+
+
+async def test_a_runs_usage_is_its_requests_summed_and_a_fresh_object() -> None:
+    completions: list[Completion] = []
+
+    def keep(event: RunEvent) -> None:
+        if isinstance(event, ModelResponseEvent):
+            completions.append(event.completion)
+
+    result = await Agent(_script(), tools=[add]).run("1 + 2?", subscribers=[keep])
+    chained = Usage()
+    for completion in completions:
+        chained = chained + completion.usage
+    assert result.usage == chained and result.usage.requests == 3
+    assert all(result.usage is not c.usage for c in completions)
+    assert result.usage_by_agent == {"agent": result.usage}
+    # A run whose first request failed still hands out a Usage of its own.
+    ended: list[RunResult] = []
+
+    def finished(event: RunEvent) -> None:
+        if isinstance(event, RunCompleted):
+            ended.append(event.result)
+
+    for _ in range(2):
+        with pytest.raises(ModelResponseError):
+            await Agent(ScriptedModel([]), tools=[add]).run("hi", subscribers=[finished])
+    assert [r.stop_reason for r in ended] == ["error", "error"]
+    assert ended[0].usage == Usage() and ended[0].usage is not ended[1].usage
+
+
+# --- RunConfig keeps only the options given ------------------------------------------------------
+
+
+def test_a_config_reads_unset_options_as_the_defaults_and_stays_frozen() -> None:
+    config = RunConfig(max_tokens=100)
+    defaults = {f.name: f.default for f in dataclasses.fields(RunConfig)}
+    for name, default in defaults.items():
+        if name not in ("max_tokens", "settings"):
+            assert getattr(config, name) == default, name
+    # Settings of its own, as each config had (changing one changes no other config).
+    assert config.settings == ModelSettings() and config.settings is not RunConfig().settings
+    assert config == dataclasses.replace(config) and config != RunConfig()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.max_tokens = 5  # type: ignore[misc]
+    bad: dict[str, Any] = {"max_token": 5}
+    with pytest.raises(TypeError, match="unknown run option 'max_token'"):
+        RunConfig(**bad)
+
+
+def test_a_configs_limits_follow_every_change() -> None:
+    assert RunConfig().limits == RunLimits()
+    config = RunConfig(max_tokens=100)
+    assert config.limits == RunLimits(max_tokens=100)
+    changed = config.replace(max_iterations=2, raise_on_limit=True)
+    assert changed.limits == RunLimits(max_iterations=2, max_tokens=100, raise_on_limit=True)
+    assert config.limits == RunLimits(max_tokens=100)  # the original is untouched
+    assert changed.replace(name="other").limits == changed.limits
+    assert dataclasses.replace(changed, max_tokens=7).limits.max_tokens == 7
+    with pytest.raises(ValueError, match="max_tokens must be positive"):
+        changed.replace(max_tokens=0)

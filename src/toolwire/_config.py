@@ -12,7 +12,7 @@ import dataclasses
 import difflib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, Unpack, cast
 
 from ._events import StreamSink, Subscriber
 from ._handoff import HandoffLike
@@ -80,7 +80,7 @@ class RunOptions(TypedDict, total=False):
     handoffs: Sequence[HandoffLike]
 
 
-@record(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True, init=False, slots=False)
 class RunConfig:
     """Everything a run is configured with, besides its model and its input.
 
@@ -156,31 +156,35 @@ class RunConfig:
     tool_search: ToolSearch | None = None
     handoffs: Sequence[HandoffLike] = ()
 
-    def __post_init__(self) -> None:
-        if self.max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
-        if self.approval_policy not in _APPROVAL_POLICIES:
-            raise ValueError(
-                f"approval_policy must be 'marked' or 'destructive', got {self.approval_policy!r}"
+    def __init__(self, **options: Unpack[RunOptions]) -> None:
+        # Only the options given are stored; the others read as the class's defaults. An agent
+        # is often built per run, and a frozen dataclass's own `__init__` sets all 24 fields
+        # through `object.__setattr__` (most of an agent's construction then); the class
+        # still refuses assignment.
+        given = _checked(options) if options else {}
+        if "settings" not in given:
+            # Each config has settings of its own, as before (`extra` given: the default
+            # factory is slower).
+            given["settings"] = ModelSettings(extra={})
+        self._store(given)
+
+    def _store(self, given: dict[str, Any]) -> None:
+        values = self.__dict__
+        values.update(given)
+        if not _LIMIT_NAMES.isdisjoint(given):
+            # Built once (RunLimits checks the budgets); no limit given: the shared default.
+            values["_limits"] = RunLimits(
+                max_iterations=self.max_iterations,
+                max_tokens=self.max_tokens,
+                max_cost=self.max_cost,
+                max_seconds=self.max_seconds,
+                raise_on_limit=self.raise_on_limit,
             )
-        self.limits  # noqa: B018  (RunLimits checks the budgets)
-        # Copies, so a caller's list changed later does not change a configured run.
-        object.__setattr__(self, "tools", tuple(self.tools))
-        object.__setattr__(self, "subscribers", tuple(self.subscribers))
-        object.__setattr__(self, "handoffs", tuple(self.handoffs))
-        object.__setattr__(self, "settings", ModelSettings.coerce(self.settings))
-        object.__setattr__(self, "output_budget", OutputBudget.coerce(self.output_budget))
 
     @property
     def limits(self) -> RunLimits:
         """The run's budgets."""
-        return RunLimits(
-            max_iterations=self.max_iterations,
-            max_tokens=self.max_tokens,
-            max_cost=self.max_cost,
-            max_seconds=self.max_seconds,
-            raise_on_limit=self.raise_on_limit,
-        )
+        return self.__dict__.get("_limits", _DEFAULT_LIMITS)
 
     def replace(self, **options: Unpack[RunOptions]) -> RunConfig:
         """A copy with the given options changed.
@@ -193,17 +197,43 @@ class RunConfig:
     @classmethod
     def merge(cls, config: RunConfig | None, options: Mapping[str, Any]) -> RunConfig:
         """`config` (or the defaults) with `options` laid over it; unknown names are refused."""
-        unknown = [key for key in options if key not in _OPTION_NAMES]
-        if unknown:
-            raise TypeError(_unknown_message(unknown))
         if config is None:
-            return cls(**options)
+            return cls(**cast(RunOptions, options))
         if not options:
             return config
-        return dataclasses.replace(config, **options)
+        merged = object.__new__(cls)
+        # The config's options were checked when it was built: only the new ones are.
+        merged.__dict__.update(config.__dict__)
+        merged._store(_checked(options))
+        return merged
 
 
 _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(RunConfig))
+_LIMIT_NAMES = frozenset(f.name for f in dataclasses.fields(RunLimits))
+_DEFAULT_LIMITS = RunLimits()
+# Copied, so a caller's list changed later does not change a configured run.
+_COPIED = frozenset(("tools", "subscribers", "handoffs"))
+
+
+def _checked(options: Mapping[str, Any]) -> dict[str, Any]:
+    """`options` checked and normalised (each default is valid, so only given ones are)."""
+    unknown = [key for key in options if key not in _OPTION_NAMES]
+    if unknown:
+        raise TypeError(_unknown_message(unknown))
+    out = dict(options)
+    if "max_concurrency" in out and out["max_concurrency"] < 1:
+        raise ValueError("max_concurrency must be at least 1")
+    if "approval_policy" in out and out["approval_policy"] not in _APPROVAL_POLICIES:
+        raise ValueError(
+            f"approval_policy must be 'marked' or 'destructive', got {out['approval_policy']!r}"
+        )
+    for name in _COPIED.intersection(out):
+        out[name] = tuple(out[name])
+    if "settings" in out:
+        out["settings"] = ModelSettings.coerce(out["settings"])
+    if "output_budget" in out:
+        out["output_budget"] = OutputBudget.coerce(out["output_budget"])
+    return out
 
 
 def _unknown_message(unknown: Sequence[str]) -> str:

@@ -85,18 +85,21 @@ class _State(Protocol):
     config: LoopConfig
     messages: list[Message]
     start: int
-    usage: Usage
     priced: list[tuple[str, str | None, Usage]]
     trace: list[TraceEntry]
     pending: list[PendingCall]
     stop_reason: StopReason
     tool_choice: ToolChoice
-    model_label: str
     output: RunOutput | None
     request_tools: list[Tool]
     request_natives: list[Any]
     iterations: int
     node: RunNode | None
+
+    @property
+    def usage(self) -> Usage:
+        """The priced requests' usage, summed."""
+        ...
 
     def use_tools(self, config: LoopConfig) -> None: ...
 
@@ -274,7 +277,6 @@ class RunNode:
         )
         options = config.options
         state.tool_choice = options.tool_choice
-        state.model_label = f"{model.provider} ({type(model).__name__})"
         state.output = (
             RunOutput(options.output_type, options.output_mode, options.output_retries, model)
             if options.output_type is not None
@@ -385,8 +387,7 @@ class RunNode:
     def absorb(self, child: RunNode, call_id: str) -> None:
         """Add a finished sub-run's spending (per agent) and trace to this run."""
         state, sub = self.state, child.state
-        state.usage = state.usage + sub.usage
-        at = len(state.priced)
+        at = len(state.priced)  # the run's usage sums its priced requests, these included
         for i in range(len(sub.priced)):
             self.absorbed[at + i] = child.agent_at(i)
         state.priced.extend(sub.priced)

@@ -8,12 +8,11 @@ Per-round work is proportional to the round, never to the length of the history.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import logging
+import os
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from decimal import Decimal
 from types import MappingProxyType
@@ -33,18 +32,18 @@ from ._events import (
     RunEvent,
 )
 from ._logctx import CALL_ID, in_run
+from ._pause import decided_calls, pending_calls
 from ._repair import missing_result, prepare_history
 from ._run_log import log_answer, log_call
 from ._run_result import PendingCall, RunResult, StopReason, TraceEntry
 from ._steps import Turnstile
 from ._util import maybe_await
 from .budgets import OutputBudget
-from .computer import ComputerCall, answerable_calls, is_computer_call
+from .computer import answerable_calls
 from .errors import ModelResponseError, UsageLimitExceeded
 from .messages import (
     AssistantMessage,
     Message,
-    ServerToolCallBlock,
     SystemMessage,
     ToolCallBlock,
     ToolResultMessage,
@@ -69,7 +68,7 @@ from .tokens import RequestSizer
 from .tool_search import start_search
 from .tools import Tool, ToolContext
 from .toolsets import StepTools, ToolsetContext
-from .usage import estimate_cost, estimate_later
+from .usage import estimate_cost, estimate_later, sum_usages
 
 __all__ = ["run"]
 
@@ -78,10 +77,9 @@ logger = logging.getLogger("toolwire")
 _CLOSE_TIMEOUT = 5.0
 """Seconds a cancelled run waits for the model's stream to close."""
 
-_NO_SCOPE: contextlib.nullcontext[None] = contextlib.nullcontext()
-"""Stands in for the cancel scope of a run without a time limit (stateless, so shared)."""
-
 _NONE_DECIDED: Mapping[str, ToolResultMessage] = MappingProxyType({})
+_NO_USAGE = Usage()
+"""What a run that has made no request has spent (never handed out: `result` makes its own)."""
 """A turn with no call decided before it runs (the usual case): one read-only empty mapping."""
 
 
@@ -100,23 +98,27 @@ class _Run:
         self.config = config
         self.messages = messages
         self.start = start  # index of the first message this run added
-        self.usage = Usage()
+        # Each model request's (provider, model, usage), sub-runs' included; `usage` sums them
+        # when read (summing per request was a good share of a request's bookkeeping).
         self.priced: list[tuple[str, str | None, Usage]] = []
+        self._usage = _NO_USAGE
+        self._summed = 0
         self.trace: list[TraceEntry] = []
         self.iterations = 0
         self.pending: list[PendingCall] = []
         self.stop_reason: StopReason = "completed"
         self.tool_choice = config.options.tool_choice
         self.deadline: float | None = None
-        self.open_calls: list[ToolCallBlock] = []
-        self.model_label = f"{config.model.provider} ({type(config.model).__name__})"
+        self.open_calls: Sequence[ToolCallBlock] = ()  # a turn's calls until each has a result
         self.output: RunOutput | None = None
         options = config.options
         if options.output_type is not None:
             self.output = RunOutput(
                 options.output_type, options.output_mode, options.output_retries, config.model
             )
-        self.run_id = uuid.uuid4().hex[:16]  # ties this run's log records together
+        # Ties this run's log records together: 16 random hex digits, as a uuid4's first 16
+        # were (one system call, without the UUID object).
+        self.run_id = os.urandom(8).hex()
         self.use_tools(config)
         self.sizer = RequestSizer()  # the definitions-vs-messages estimate on each usage
         # An unobserved run builds no events at all (most runs: no subscriber, not streamed).
@@ -137,6 +139,22 @@ class _Run:
         if self.config.stream_sink is not None:
             await self.config.stream_sink(event)
 
+    @property
+    def usage(self) -> Usage:
+        """Summed over the run's model requests (sub-runs' included), as far as they went."""
+        priced = self.priced
+        if self._summed < len(priced):
+            later = [entry[2] for entry in priced[self._summed :]]
+            self._usage = sum_usages([self._usage, *later] if self._summed else later)
+            self._summed = len(priced)
+        return self._usage
+
+    @property
+    def model_label(self) -> str:
+        """The model as an error message names it."""
+        model = self.config.model
+        return f"{model.provider} ({type(model).__name__})"
+
     # -- the result
 
     def result(self) -> RunResult:
@@ -148,11 +166,12 @@ class _Run:
         cost = estimate_cost(self.priced)
         self.sizer.freeze()  # the caller gets the history list: the estimates keep what was sent
         name = self.config.options.name
+        usage = self.usage if self.priced else Usage()
         result = RunResult(
             text=text,
             messages=self.messages,
             new_messages=self.messages[self.start :],
-            usage=self.usage,
+            usage=usage,
             cost=cost,
             trace=self.trace,
             stop_reason=self.stop_reason,
@@ -162,7 +181,7 @@ class _Run:
             refusal=self.output.refusal if self.output is not None else None,
             agent=name,
             agent_path=[name],
-            usage_by_agent={name: self.usage},
+            usage_by_agent={name: usage},
             cost_by_agent={name: cost},
         )
         return result if self.node is None else self.node.finish(result)
@@ -190,7 +209,7 @@ class _Run:
             # Unreachable through the loop itself; kept as the invariant's last line of defence.
             for call in self.open_calls:
                 self.messages.append(missing_result(call, "no result was recorded for this call"))
-            self.open_calls = []
+            self.open_calls = ()
         self.iterations += 1
         if config.toolset is not None:
             await self.step_tools()
@@ -213,7 +232,6 @@ class _Run:
         else:
             completion = await self._request(choice, native, tools, natives)
         completion.usage = estimate_later(completion.usage, estimate)
-        self.usage = self.usage + completion.usage
         # Priced by the provider that answered: a fallback model may have answered through
         # another provider than the one it is named after.
         provider = completion.message.provider or config.model.provider
@@ -306,12 +324,20 @@ class _Run:
             raise ModelResponseError("the model's stream ended without a completion")
         return completion
 
-    def needs_approval(self, tool: Tool) -> bool:
-        if tool.requires_approval:
-            return True
-        return self.config.options.approval_policy == "destructive" and bool(
-            tool.annotations.destructive_hint
-        )
+    async def begin(
+        self,
+        prompt: str | None,
+        approvals: Mapping[str, bool | str] | None,
+        results: Mapping[str, Any] | None,
+        resuming: bool,
+    ) -> None:
+        """What comes before the rounds: a paused turn's calls answered, the prompt added."""
+        if resuming:
+            if self.config.toolset is not None:
+                await self.step_tools()  # the paused turn's calls reach today's tools
+            await self.resume_turn(approvals, results)
+        if prompt is not None:
+            self.messages.append(UserMessage.of(prompt))
 
     async def rounds(self) -> None:
         while True:
@@ -348,7 +374,8 @@ class _Run:
                 self.stop_reason = "completed"
                 return
             self.open_calls = calls
-            pending = self.pending_of(calls, message)
+            policy = self.config.options.approval_policy
+            pending = pending_calls(calls, message, self.tools, policy)
             if pending:
                 self.pending = pending
                 self.stop_reason = (
@@ -357,33 +384,13 @@ class _Run:
                     else "external_calls"
                 )
                 return
-            await self.execute(calls, _NONE_DECIDED)
+            if len(calls) == 1:
+                await self._execute_one(calls[0])  # the usual turn, one coroutine fewer
+            else:
+                await self.execute(calls, _NONE_DECIDED)
             if self.tool_choice not in ("auto", "none"):
                 # A forced tool choice would force a call every round and the run would never end.
                 self.tool_choice = "auto"
-
-    def pending_of(
-        self, calls: Sequence[ToolCallBlock], message: AssistantMessage
-    ) -> list[PendingCall]:
-        computer = {
-            p.id: p
-            for p in message.parts
-            if isinstance(p, ServerToolCallBlock) and is_computer_call(p)
-        }
-        pending: list[PendingCall] = []
-        for call in calls:
-            if call.id in computer:
-                request = ComputerCall.from_block(computer[call.id])
-                pending.append(PendingCall(ToolCall.from_block(call), "computer", request))
-                continue
-            tool = self.tools.get(call.name)
-            if tool is None:
-                continue
-            if not tool.executable:
-                pending.append(PendingCall(ToolCall.from_block(call), "external"))
-            elif self.needs_approval(tool):
-                pending.append(PendingCall(ToolCall.from_block(call), "approval"))
-        return pending
 
     # -- executing a turn
 
@@ -416,7 +423,7 @@ class _Run:
                 if trace is not None:
                     self.trace.append(trace)
                 self.messages.append(result)
-            self.open_calls = []
+            self.open_calls = ()
 
     async def _execute_one(self, call: ToolCallBlock) -> None:
         # `execute` for the usual turn, one call and nothing decided, without its lists.
@@ -432,7 +439,7 @@ class _Run:
                 )
             self.trace.append(trace)
             self.messages.append(result)
-            self.open_calls = []
+            self.open_calls = ()
 
     def _unfinished(self) -> str:
         """Why a call has no result."""
@@ -530,6 +537,7 @@ class _Run:
         if self.budget is not None:  # after the step: a replay cuts the checkpoint the same way
             message = await self.budget.hold(message, *_model_names(config.model))
         duration = time.perf_counter() - started
+        # `children` given: its default factory (a subscripted `list`) is several times slower.
         trace = TraceEntry(
             call.id,
             call.name,
@@ -539,6 +547,7 @@ class _Run:
             duration,
             iteration,
             error,
+            [],
         )
         log_call(self.run_id, trace)
         if self.observed:
@@ -613,52 +622,16 @@ class _Run:
                     "there is no paused turn to resume: the history's last turn has no tool calls"
                 )
             return
-        computer = {
-            p.id
-            for p in cast(AssistantMessage, last).parts
-            if isinstance(p, ServerToolCallBlock) and is_computer_call(p)
-        }
-        approvals = approvals or {}
-        results = results or {}
-        # A decision for a call the paused turn does not hold is a mistake of the caller's (a
-        # stale result, an id from another run): refused rather than silently ignored.
-        ids = {call.id for call in calls}
-        unknown = sorted({*approvals, *results} - ids)
-        if unknown:
-            raise ValueError(
-                "cannot resume; the paused turn has no call with id "
-                + ", ".join(repr(i) for i in unknown)
-                + " (its calls: "
-                + ", ".join(repr(c.id) for c in calls)
-                + ")"
-            )
-        decided: dict[str, ToolResultMessage] = {}
-        undecided: list[str] = []
-        for call in calls:
-            tool = self.tools.get(call.name)
-            verdict = approvals.get(call.id)
-            if call.id in results:
-                given = ToolCall(call.id, call.name, call.arguments).result(results[call.id])
-                if self.budget is not None:  # a result the caller hands in is cut the same way
-                    given = await self.budget.hold(given, *_model_names(self.config.model))
-                decided[call.id] = given
-            elif verdict is not None and verdict is not True:
-                # A refusal is honoured for any call of the turn, not only the marked ones.
-                reason = verdict if isinstance(verdict, str) else "the user refused this call"
-                decided[call.id] = ToolResultMessage(
-                    call_id=call.id,
-                    name=call.name,
-                    content=[TextPart(f"Error: not approved: {reason}")],
-                    is_error=True,
-                )
-            elif call.id in computer:
-                undecided.append(f"{call.id} (computer use: needs a screenshot)")
-            elif tool is not None and not tool.executable:
-                undecided.append(f"{call.id} ({call.name}: needs a result)")
-            elif tool is not None and self.needs_approval(tool) and verdict is None:
-                undecided.append(f"{call.id} ({call.name}: needs approval)")
-        if undecided:
-            raise ValueError("cannot resume; undecided calls: " + ", ".join(undecided))
+        decided = await decided_calls(
+            cast(AssistantMessage, last),
+            calls,
+            self.tools,
+            approvals or {},
+            results or {},
+            policy=self.config.options.approval_policy,
+            budget=self.budget,
+            model=self.config.model,
+        )
         self.open_calls = calls
         await self.execute(calls, decided)
 
@@ -735,28 +708,37 @@ async def _run_state(
 ) -> RunResult:
     config = state.config
     # The log records of everything the run does carry its id; a run that delegates to agents
-    # is its tools' current run; each run is counted among the runs in flight.
-    with in_run(state.run_id), _delegation.entered(state), runs_in_flight:
+    # is its tools' current run; each run is counted among the runs in flight. Entered by hand:
+    # a `with` keeps each context's bound `__exit__` alive as long as the run (one more object
+    # per run in flight for the garbage collector to walk), and these never swallow an error.
+    logged = in_run(state.run_id)
+    logged.__enter__()
+    try:
+        delegation = _delegation.entered(state)
+        delegation.__enter__()
+    except BaseException:
+        logged.__exit__(None, None, None)
+        raise
+    runs_in_flight.__enter__()
+    try:
         if resuming and state.tool_choice not in ("auto", "none"):
             # The paused turn already obeyed the forced choice; forcing it again on the follow-up
             # would make the model call a tool where it should answer.
             state.tool_choice = "auto"
         limits = config.limits
-        if limits.max_seconds is not None:
-            state.deadline = anyio.current_time() + limits.max_seconds
         try:
-            # A run without a time limit needs no cancel scope (one is several objects, each
-            # kept alive for as long as the run, for the garbage collector to walk).
-            deadline = state.deadline
-            with _NO_SCOPE if deadline is None else anyio.CancelScope(deadline=deadline) as scope:
-                if resuming and config.toolset is not None:
-                    await state.step_tools()  # the paused turn's calls reach today's tools
-                await state.resume_turn(approvals, results)
-                if prompt is not None:
-                    state.messages.append(UserMessage.of(prompt))
+            if limits.max_seconds is None:
+                # No cancel scope without a time limit (one is several objects, each kept
+                # alive for as long as the run, for the garbage collector to walk).
+                await state.begin(prompt, approvals, results, resuming)
                 await state.rounds()
-            if scope is not None and scope.cancelled_caught:
-                state.stop_reason = "time_limit"
+            else:
+                state.deadline = anyio.current_time() + limits.max_seconds
+                with anyio.CancelScope(deadline=state.deadline) as scope:
+                    await state.begin(prompt, approvals, results, resuming)
+                    await state.rounds()
+                if scope.cancelled_caught:
+                    state.stop_reason = "time_limit"
         except BaseException as exc:
             cancelled = isinstance(exc, anyio.get_cancelled_exc_class() | KeyboardInterrupt)
             state.stop_reason = "cancelled" if cancelled else "error"
@@ -779,3 +761,7 @@ async def _run_state(
                 result,
             )
         return result
+    finally:
+        runs_in_flight.__exit__(None, None, None)
+        delegation.__exit__(None, None, None)
+        logged.__exit__(None, None, None)

@@ -76,7 +76,12 @@ def record(cls: type[_T], /) -> type[_T]: ...
 
 @overload
 def record(
-    *, frozen: bool = False, kw_only: bool = False, eq: bool = True, slots: bool = True
+    *,
+    frozen: bool = False,
+    kw_only: bool = False,
+    eq: bool = True,
+    slots: bool = True,
+    init: bool = True,
 ) -> Callable[[type[_T]], type[_T]]: ...
 
 
@@ -89,10 +94,12 @@ def record(
     kw_only: bool = False,
     eq: bool = True,
     slots: bool = True,
+    init: bool = True,
 ) -> type[_T] | Callable[[type[_T]], type[_T]]:
-    """`dataclasses.dataclass(frozen=..., kw_only=..., eq=..., slots=...)`, built faster.
+    """`dataclasses.dataclass(frozen=..., kw_only=..., eq=..., slots=..., init=...)`, built faster.
 
-    `slots` defaults to on, as every toolwire record uses it.
+    `slots` defaults to on, as most toolwire records use it; `init=False` is for a class that
+    writes its own `__init__` (`RunConfig` stores only the options it is given).
     """
 
     def wrap(cls: type[_T]) -> type[_T]:
@@ -101,7 +108,7 @@ def record(
             own_hash is dataclasses.MISSING or (own_hash is None and "__eq__" in cls.__dict__)
         )
         made = dataclasses.dataclass(
-            cls, repr=False, eq=False, frozen=frozen, kw_only=kw_only, slots=slots
+            cls, repr=False, eq=False, frozen=frozen, kw_only=kw_only, slots=slots, init=init
         )
         _add_methods(made, eq=eq, frozen=frozen, explicit_hash=explicit_hash)
         return made

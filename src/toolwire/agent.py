@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 import anyio
 
@@ -81,26 +81,34 @@ class Agent:
         base_url: str | None = None,
         **options: Unpack[RunOptions],
     ) -> None:
-        self._config = RunConfig.merge(config, options)
-        self.model = _resolve_model(model, api_key, base_url)
-        if self._config.retry is not None:
+        self._config = config = RunConfig.merge(config, options)
+        if isinstance(model, str) or api_key is not None or base_url is not None:
+            model = _resolve_model(model, api_key, base_url)
+        if config.retry is not None:
             from .models.wrappers import RetryModel
 
-            self.model = RetryModel(self.model, self._config.retry)
-        self.native_tools, client_run = split_client_run(
-            profile_of(self.model), native_specs(self._config.tools)
-        )
-        handoffs = [transfer_tool(as_handoff(h)) for h in self._config.handoffs]
-        given = [*self._config.tools, *client_run, *handoffs]
-        built = build_tools(given, self._config.hooks)
-        budget = OutputBudget.coerce(self._config.output_budget)
-        self.tools = with_read_result(built, budget, self.model.provider, self.model.model_name)
-        # `read_result` joins a toolset's steps like the tools given with it.
-        added = [t for name, t in self.tools.items() if name not in built]
-        self.toolset = run_toolset([*given, *added], self._config.hooks)
+            model = RetryModel(model, config.retry)
+        self.model = model
+        # Each feature is set up only when configured: an agent is often built per run.
+        given: Sequence[Any] = config.tools
+        self.native_tools: list[Any] = native_specs(given)
+        if self.native_tools:
+            self.native_tools, client_run = split_client_run(profile_of(model), self.native_tools)
+            given = [*given, *client_run]
+        handoffs = [transfer_tool(as_handoff(h)) for h in config.handoffs]
+        if handoffs:
+            given = [*given, *handoffs]
+        built = build_tools(given, config.hooks)
+        self.tools = built
+        budget = cast(OutputBudget | None, config.output_budget)  # coerced by RunConfig
+        if budget is not None:
+            self.tools = with_read_result(built, budget, model.provider, model.model_name)
+            # `read_result` joins a toolset's steps like the tools given with it.
+            given = [*given, *(t for name, t in self.tools.items() if name not in built)]
+        self.toolset = run_toolset(given, config.hooks)
         self._delegates = bool(handoffs) or any(runs_agent(t) for t in self.tools.values())
-        self._settings = ModelSettings.coerce(self._config.settings)
-        self._limits = self._config.limits
+        self._settings = ModelSettings.coerce(config.settings)
+        self._limits = config.limits
 
     def add_handoffs(self, *handoffs: HandoffLike) -> None:
         """Add agents this one may hand over to (for handoffs that go both ways: build both

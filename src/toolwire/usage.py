@@ -27,6 +27,7 @@ __all__ = [
     "estimate_later",
     "load_prices",
     "preload_prices",
+    "sum_usages",
 ]
 
 _OFFLINE_PROVIDERS = frozenset({"test"})
@@ -199,6 +200,35 @@ class Usage(_Counts):
             _DEFINITIONS.__set__(summed, both)
             _MESSAGES.__set__(summed, both)
         return summed
+
+
+def sum_usages(usages: Iterable[Usage]) -> Usage:
+    """The sum of `usages` (a new `Usage`, as `+` chained from `Usage()` would make it), built
+    once: the loop sums a run's requests when its usage is read, not once per request."""
+    inputs = outputs = cache_reads = cache_writes = reasoning = requests = hour_writes = 0
+    servers: dict[str, int] = {}
+    both: Estimate | None = None
+    for usage in usages:
+        inputs += usage.input_tokens
+        outputs += usage.output_tokens
+        cache_reads += usage.cache_read_tokens
+        cache_writes += usage.cache_write_tokens
+        reasoning += usage.reasoning_tokens
+        requests += usage.requests
+        hour_writes += usage.cache_write_1h_tokens
+        for key, value in usage.server_tool_requests.items():
+            servers[key] = servers.get(key, 0) + value
+        # The estimates are summed unread, as `+` does.
+        estimate = _estimate_of(usage)
+        if estimate is not None:
+            both = estimate if both is None else both.join(estimate)
+    summed = Usage(
+        inputs, outputs, cache_reads, cache_writes, reasoning, requests, servers, hour_writes
+    )
+    if both is not None:
+        _DEFINITIONS.__set__(summed, both)
+        _MESSAGES.__set__(summed, both)
+    return summed
 
 
 def estimate_later(usage: Usage, estimate: Estimate) -> Usage:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
@@ -226,8 +226,9 @@ class CallIds:
         return candidate
 
 
-def check_call_ids(message: AssistantMessage, who: str) -> None:
-    """Enforce the call-id contract on a turn a model produced.
+def check_call_ids(message: AssistantMessage, who: str | Callable[[], str]) -> None:
+    """Enforce the call-id contract on a turn a model produced; `who` names the model in the
+    error (a function giving the name, to format it only then).
 
     Raises:
         ModelResponseError: a call without an id, or two calls sharing one.
@@ -239,7 +240,7 @@ def check_call_ids(message: AssistantMessage, who: str) -> None:
     for call in message.tool_calls:
         if not call.id or call.id in seen:
             raise ModelResponseError(
-                f"{who} broke the call-id contract: "
+                f"{who if isinstance(who, str) else who()} broke the call-id contract: "
                 + (
                     f"call id {call.id!r} appears twice in one turn"
                     if call.id

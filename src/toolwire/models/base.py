@@ -255,9 +255,11 @@ class ModelBase(abc.ABC):
                 option this model does not take, or a native structured answer it cannot give.
             ModelRequestsForbidden: real requests are forbidden here.
         """
-        check_tool_choice(request)
-        if request.tools or request.native_tools:
-            self.profile.check_forcing(request.tool_choice, self.body_options(request))
+        choice = request.tool_choice
+        if choice != "auto":  # "auto", most requests' choice, is never refused
+            check_tool_choice(request)
+            if request.tools or request.native_tools:
+                self.profile.check_forcing(choice, self.body_options(request))
         if request.native_tools:
             request = self.resolve_native_tools(request)
         if self.guarded:
@@ -339,10 +341,13 @@ class ModelBase(abc.ABC):
             message.provider = self.provider
         if message.api is None:
             message.api = self.api
-        check_call_ids(message, f"{self.provider} ({type(self).__name__})")
+        check_call_ids(message, self._call_label)  # the name formatted only for an error
         if not completion.attempts:
             completion.attempts = [Attempt(self.provider, self.model_name)]
         return completion
+
+    def _call_label(self) -> str:
+        return f"{self.provider} ({type(self).__name__})"
 
     def owns(self, message: AssistantMessage) -> bool:
         """Whether a turn was written by this provider's API, so its opaque state may go back.

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-import itertools
 import json
 import math
 import re
@@ -126,8 +125,10 @@ class _OfflineModel(ModelBase):
         super().__init__(model_name, provider=profile.provider)
         self.profile = profile
         self.requests: list[PreparedRequest] = []
-        self._ids = itertools.count(1)
-        self._server_ids = itertools.count(1)
+        # Ids handed out so far (ints rather than `itertools.count`s: one object fewer each, and
+        # a model is often built per run).
+        self._call_count = 0
+        self._server_call_count = 0
         self._tokens = _TokenCounter()
 
     def resolve_native_tools(self, request: ModelRequest) -> ModelRequest:
@@ -157,10 +158,10 @@ class _OfflineModel(ModelBase):
         if isinstance(reply, AssistantMessage):
             message = _with_unique_ids(reply)
         elif isinstance(reply, NativeReply):
-            message = AssistantMessage(parts=self._native_parts(reply), provider=self.provider)
+            message = AssistantMessage(parts=self._native_parts(reply), provider=self._provider)
         else:
-            message = AssistantMessage(parts=self._parts(reply), provider=self.provider)
-        message.model = message.model or self.model_name
+            message = AssistantMessage(parts=self._parts(reply), provider=self._provider)
+        message.model = message.model or self._model_name
         calls = any(isinstance(p, ToolCallBlock) for p in message.parts)
         finish: FinishReason = "tool_calls" if calls else "stop"
         usage = Usage(
@@ -169,12 +170,15 @@ class _OfflineModel(ModelBase):
             requests=1,
             server_tool_requests=count_server_calls(message),
         )
-        return Completion(message=message, usage=usage, finish_reason=finish, model=self.model_name)
+        return Completion(
+            message=message, usage=usage, finish_reason=finish, model=self._model_name
+        )
 
     def _native_parts(self, reply: NativeReply) -> list[AssistantPart]:
-        parts = server_parts(reply.server_calls, next(self._server_ids))
-        for _ in reply.server_calls[1:]:
-            next(self._server_ids)  # ids stay unique across the model's turns
+        self._server_call_count += 1
+        parts = server_parts(reply.server_calls, self._server_call_count)
+        # Ids stay unique across the model's turns.
+        self._server_call_count += max(len(reply.server_calls) - 1, 0)
         if reply.text or reply.citations:
             parts.append(TextBlock(reply.text, list(reply.citations)))
         if reply.tool_calls:
@@ -189,7 +193,7 @@ class _OfflineModel(ModelBase):
             isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], str)
         ):
             return [self._call_block(typing.cast(ToolCall | tuple[str, Any], reply), ids, 0)]
-        if isinstance(reply, Sequence):
+        if isinstance(reply, list | Sequence):  # a list is found before the ABC check
             items = typing.cast(Sequence[ToolCall | tuple[str, Any]], reply)
             return [self._call_block(item, ids, i) for i, item in enumerate(items)]
         raise TypeError(f"a test model cannot answer with {type(reply).__name__}")
@@ -201,7 +205,8 @@ class _OfflineModel(ModelBase):
             return ToolCallBlock(id=call_id, name=item.name, arguments=item.arguments)
         name, args = item
         arguments = args if isinstance(args, str) else json.dumps(args)
-        call_id = ids.take(f"call_{next(self._ids)}", None, i)
+        self._call_count += 1
+        call_id = ids.take(f"call_{self._call_count}", None, i)
         return ToolCallBlock(id=call_id, name=name, arguments=arguments)
 
 
