@@ -334,7 +334,7 @@ def test_serve_stops_cleanly(sig: signal.Signals) -> None:
 
 
 def test_nan_and_infinity_stay_strings() -> None:
-    from toolwire.cli import _parse_pairs
+    from toolwire._cli_mcp import _parse_pairs
 
     # Not JSON: as numbers they would make the request body itself invalid JSON.
     assert _parse_pairs(["x=NaN", "y=-Infinity", "z=1.5"], None) == {
