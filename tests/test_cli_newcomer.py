@@ -15,7 +15,8 @@ import pytest
 
 from toolwire import Agent, ToolAnnotations, tool
 from toolwire._cli_agent import ApprovalNeeded, RunView, run_with_view
-from toolwire._cli_mcp import describe_parameters, parse_headers
+from toolwire._cli_connect import parse_headers
+from toolwire._cli_mcp import describe_parameters
 from toolwire._offline import offline_model, plan_calls
 from toolwire.prebuilt import available
 

@@ -38,7 +38,7 @@ from ._cli_common import (
     resolve_model,
     run_interruptible,
 )
-from ._cli_mcp import connected, mcp_client
+from ._cli_connect import connected, mcp_client
 from ._cli_tools import load_tools, prebuilt_tools
 from ._serve_app import running_server
 from .agent import Agent
