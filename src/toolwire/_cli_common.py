@@ -4,9 +4,9 @@ several commands take, and running a command's async body.
 Kept light (no tools, no agent): `cli` imports it to answer `--help` and `--version`, and each
 command's module adds what that command needs (`_cli_tools` loads the tools a command names).
 
-The lowest floor of the CLI after `_cli_agent`: the commands (`cli`), serving (`_cli_serve`,
-`_serve_workers`) and the MCP commands (`_cli_mcp`) build on it and never on each other's upper
-floors.
+The lowest floor of the CLI: the root (`cli`), serving (`_cli_serve`, `_serve_workers`), the MCP
+commands (`_cli_connect`, `_cli_mcp`) and the agent commands (`_cli_agent`, `_cli_run`) build on
+it and never on each other's upper floors.
 """
 
 from __future__ import annotations
