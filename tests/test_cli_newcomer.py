@@ -15,8 +15,9 @@ import pytest
 
 from toolwire import Agent, ToolAnnotations, tool
 from toolwire._cli_agent import ApprovalNeeded, RunView, run_with_view
+from toolwire._cli_connect import parse_headers
+from toolwire._cli_mcp import describe_parameters
 from toolwire._offline import offline_model, plan_calls
-from toolwire.cli import describe_parameters, parse_headers
 from toolwire.prebuilt import available
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
-from ._cli_common import CliError
+from ._cli_common import CliError, preview, resolve_model
 from ._events import (
     FunctionCallCompleted,
     FunctionCallStarted,
@@ -32,7 +32,6 @@ from ._events import (
 )
 from ._run_result import PendingCall, RunResult, dump_result
 from .agent import Agent
-from .errors import MissingApiKeyError
 from .models.base import TextDelta
 from .usage import Cost
 
@@ -59,12 +58,6 @@ class ApprovalNeeded(Exception):
     def __init__(self, calls: list[str]) -> None:
         super().__init__(f"{len(calls)} call(s) need approval: " + "; ".join(calls))
         self.calls = calls
-
-
-def preview(text: str, limit: int = 120) -> str:
-    """`text` on one line, cut at `limit` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 class RunView:
@@ -256,38 +249,6 @@ def _print_answer(view: RunView, result: RunResult) -> None:
     if view.stream_answer and result.text and not view.answered:
         view.out.print(result.text, markup=False)
         view.answered = True
-
-
-def resolve_model(spec: str, base_url: str | None, api_key: str | None) -> tuple[Any, str]:
-    """The model for `--model`, `--base-url` and `--api-key`, and how to name it to the user.
-
-    A bare model name with `--base-url` means an OpenAI-compatible server.
-    """
-    from ._offline import OFFLINE_DESCRIPTION, offline_model
-    from .models import model
-
-    if spec == "test":
-        if base_url is not None or api_key is not None:
-            raise CliError("--base-url and --api-key are for a provider's model, not 'test'")
-        return offline_model(), f"test, {OFFLINE_DESCRIPTION}"
-    if ":" not in spec and base_url is not None:
-        spec = f"openai-compatible:{spec}"
-    provider = spec.partition(":")[0]
-    options: dict[str, Any] = {}
-    if base_url is not None:
-        # Azure names its address the resource endpoint; --endpoint and --base-url both give it.
-        options["endpoint" if provider == "azure" else "base_url"] = base_url
-    if api_key is not None:
-        options["api_key"] = api_key
-    try:
-        resolved = model(spec, **options)
-    except MissingApiKeyError as exc:
-        raise CliError(
-            f"{exc.provider} needs an API key: set {exc.env_var} or pass --api-key"
-        ) from exc
-    except ValueError as exc:
-        raise CliError(str(exc).replace("pass endpoint=...", "pass --endpoint URL")) from exc
-    return resolved, spec + (f" at {base_url}" if base_url else "")
 
 
 def report_cancelled(err: Console, result: RunResult | None) -> None:

@@ -1,16 +1,17 @@
-"""What every `toolwire` command shares: the two consoles, the `--debug` switch, running a
-command's async body, and loading the tools named on the command line.
+"""What every `toolwire` command shares: the two consoles, the `--debug` switch, the options
+several commands take, and running a command's async body.
 
-The lowest floor of the CLI after `_cli_agent`: the commands (`cli`), serving (`_cli_serve`,
-`_serve_workers`) and the MCP commands (`_cli_mcp`) build on it and never on each other's upper
-floors.
+Kept light (no tools, no agent): `cli` imports it to answer `--help` and `--version`, and each
+command's module adds what that command needs (`_cli_tools` loads the tools a command names).
+
+The lowest floor of the CLI: the root (`cli`), serving (`_cli_serve`, `_serve_workers`), the MCP
+commands (`_cli_connect`, `_cli_mcp`) and the agent commands (`_cli_agent`, `_cli_run`) build on
+it and never on each other's upper floors.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import os
 import signal
 import sys
@@ -18,30 +19,33 @@ import threading
 import typing
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import typer
 from rich.console import Console
 
-from .errors import ToolwireError
-from .prebuilt import available
-from .tools import Tool, as_tool
+from .errors import MissingApiKeyError, ToolwireError
 
 __all__ = [
     "ApiKeyOption",
     "BaseUrlOption",
     "CliError",
+    "LoginOption",
+    "LoginPortOption",
     "McpOption",
     "ModelOption",
     "PrebuiltOption",
+    "SamplingModeOption",
+    "TokenDirOption",
     "ToolsOption",
     "err",
     "exit_interrupted",
     "exit_now",
-    "load_tools",
+    "hide_flag_types",
     "out",
-    "prebuilt_tools",
+    "preview",
+    "resolve_model",
     "run_async",
     "run_command",
     "run_interruptible",
@@ -80,6 +84,23 @@ ToolsOption = Annotated[
     list[str] | None,
     typer.Option("--tools", help="module:attribute or file.py:attribute, repeatable."),
 ]
+# Signing in to MCP servers, and answering their sampling: `tools`, `call` and `run`.
+LoginOption = Annotated[
+    bool, typer.Option(help="Sign in with OAuth in a browser; tokens are kept for next time.")
+]
+LoginPortOption = Annotated[
+    int, typer.Option(help="The loopback port the sign-in redirect comes back to.")
+]
+TokenDirOption = Annotated[
+    Path | None,
+    typer.Option(help="Where --login keeps tokens (default: $XDG_CONFIG_HOME/toolwire/oauth)."),
+]
+SamplingModeOption = Annotated[
+    Literal["ask", "allow", "deny"],
+    typer.Option(
+        help="A server asking the model for a completion: ask on the terminal, allow, or deny."
+    ),
+]
 
 # soft_wrap: long results stay on one line (rich would otherwise break JSON at the width).
 out = Console(highlight=False, soft_wrap=True)
@@ -88,57 +109,42 @@ state: dict[str, bool] = {"debug": False}
 """`debug`: show tracebacks (`--debug` anywhere on the command line)."""
 
 
-def load_tools(specs: Sequence[str]) -> list[Tool]:
-    """Tools from `module:attribute` or `path/to/file.py:attribute` specs; the attribute is a
-    tool, a function, or a list."""
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # so `--tools mytools:search` finds ./mytools.py
-    found: list[Tool] = []
-    for spec in specs:
-        module_name, sep, attribute = spec.rpartition(":")
-        if not sep or not module_name or not attribute:
-            raise CliError(
-                f"--tools takes module:attribute or path/to/file.py:attribute, got {spec!r}"
-            )
-        module = _import_tools(module_name)
-        try:
-            value = getattr(module, attribute)
-        except AttributeError:
-            raise CliError(f"module {module_name!r} has no attribute {attribute!r}") from None
-        items: list[Any] = list(value) if isinstance(value, list | tuple) else [value]  # pyright: ignore[reportUnknownArgumentType]
-        for item in items:
-            try:
-                found.append(as_tool(item))
-            except TypeError as exc:
-                raise CliError(f"{spec}: {exc}") from exc
-    return found
+def preview(text: str, limit: int = 120) -> str:
+    """`text` on one line, cut at `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def _import_tools(where: str) -> Any:
-    if not (where.endswith(".py") or "/" in where or os.sep in where):
-        try:
-            return importlib.import_module(where)
-        except ImportError as exc:
-            raise CliError(f"cannot import {where!r}: {exc}") from exc
-    path = Path(where).expanduser().resolve()
-    if not path.is_file():
-        raise CliError(f"no such file: {where}")
-    # Loaded under its own name, so the tools' functions show where they came from.
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    if spec is None or spec.loader is None:
-        raise CliError(f"cannot load {where!r} as Python")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(path.stem, module)
+def resolve_model(spec: str, base_url: str | None, api_key: str | None) -> tuple[Any, str]:
+    """The model for `--model`, `--base-url` and `--api-key`, and how to name it to the user.
+
+    A bare model name with `--base-url` means an OpenAI-compatible server.
+    """
+    from ._offline import OFFLINE_DESCRIPTION, offline_model
+    from .models import model
+
+    if spec == "test":
+        if base_url is not None or api_key is not None:
+            raise CliError("--base-url and --api-key are for a provider's model, not 'test'")
+        return offline_model(), f"test, {OFFLINE_DESCRIPTION}"
+    if ":" not in spec and base_url is not None:
+        spec = f"openai-compatible:{spec}"
+    provider = spec.partition(":")[0]
+    options: dict[str, Any] = {}
+    if base_url is not None:
+        # Azure names its address the resource endpoint; --endpoint and --base-url both give it.
+        options["endpoint" if provider == "azure" else "base_url"] = base_url
+    if api_key is not None:
+        options["api_key"] = api_key
     try:
-        spec.loader.exec_module(module)
-    except ImportError as exc:
-        raise CliError(f"cannot import {where!r}: {exc}") from exc
-    return module
-
-
-def prebuilt_tools() -> list[Tool]:
-    """The prebuilt tools whose needs are met here."""
-    return list(available())
+        resolved = model(spec, **options)
+    except MissingApiKeyError as exc:
+        raise CliError(
+            f"{exc.provider} needs an API key: set {exc.env_var} or pass --api-key"
+        ) from exc
+    except ValueError as exc:
+        raise CliError(str(exc).replace("pass endpoint=...", "pass --endpoint URL")) from exc
+    return resolved, spec + (f" at {base_url}" if base_url else "")
 
 
 def run_async(main: Callable[[], Any]) -> Any:
@@ -230,7 +236,7 @@ def run_command(app: typer.Typer, argv: Sequence[str] | None = None) -> int:
     args = [a for i, a in enumerate(args) if i >= end or a != "--debug"]
     try:
         try:
-            command = _without_flag_types(typer.main.get_command(app))
+            command = hide_flag_types(typer.main.get_command(app))
             code = command.main(args=args, standalone_mode=False, prog_name="toolwire")
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
@@ -265,12 +271,12 @@ def _unwrap(exc: BaseException) -> BaseException:
     return typing.cast(BaseException, exc)
 
 
-def _without_flag_types(command: Any) -> Any:
+def hide_flag_types(command: Any) -> Any:
     """`command` with no type shown for its on/off flags: `--prebuilt` takes no `<bool>`."""
     help_option = command.get_help_option(typer.Context(command))  # made once, then cached
     for param in [*command.params, *([help_option] if help_option is not None else [])]:
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
     for sub in getattr(command, "commands", {}).values():
-        _without_flag_types(sub)
+        hide_flag_types(sub)
     return command

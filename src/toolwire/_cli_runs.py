@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DB_ENV",
     "DEFAULT_DB",
+    "add_runs",
     "approve_choice",
     "cancel_run",
     "database_url",
@@ -693,3 +694,8 @@ def start(
             f"toolwire runs approve {run_id} approves them"
         )
     raise CliError(f"run {run_id} {_it_is(ended)}" + (f": {ended.error}" if ended.error else ""))
+
+
+def add_runs(app: typer.Typer) -> None:
+    """Register `runs` (and its commands) as a command group of `app`."""
+    app.add_typer(runs_app)

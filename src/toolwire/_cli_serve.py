@@ -24,13 +24,12 @@ from ._cli_common import (
     CliError,
     err,
     exit_interrupted,
-    load_tools,
     out,
-    prebuilt_tools,
     run_async,
     run_command,
     state,
 )
+from ._cli_tools import load_tools, prebuilt_tools
 from ._serve_app import http_listener, http_server
 from ._serve_workers import WorkerPlan, supervise
 from .tools import Tool

@@ -26,16 +26,15 @@ from ._cli_common import (
     PrebuiltOption,
     ToolsOption,
     err,
-    load_tools,
     out,
-    prebuilt_tools,
     run_async,
 )
 from ._cli_serve import TOKEN_ENV, _serve_token  # pyright: ignore[reportPrivateUsage]
+from ._cli_tools import load_tools, prebuilt_tools
 from ._serve_app import http_listener, uvicorn_server
 from .tools import Tool
 
-__all__ = ["web"]
+__all__ = ["add_web", "web"]
 
 
 def web(
@@ -167,3 +166,8 @@ def _describe(tool: Tool) -> dict[str, Any]:
         "requiresApproval": tool.requires_approval,
         "parameters": tool.parameters,
     }
+
+
+def add_web(app: typer.Typer) -> None:
+    """Register `web` as a command of `app`."""
+    app.command("web", epilog="Example: toolwire web --model test --prebuilt")(web)

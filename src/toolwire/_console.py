@@ -22,7 +22,7 @@ def main() -> None:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)
     if sys.argv[1:2] == ["serve"]:
-        # A server starts without the agent and the other commands (`cli` loads them all).
+        # A server starts from its own command line: no root group, no other command's help.
         from ._cli_serve import console_serve
 
         console_serve(sys.argv[1:])

@@ -43,7 +43,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ._cli_common import CliError, load_tools, prebuilt_tools
+from ._cli_common import CliError
+from ._cli_tools import load_tools, prebuilt_tools
 from ._serve_app import app_options, uvicorn_server
 from .errors import ToolwireError
 

@@ -3,75 +3,100 @@
 Needs the `cli` and `mcp` extras (`pip install 'toolwire[cli,mcp]'`). Errors go to stderr with a
 non-zero exit code (1 for failures, 2 for bad usage) and no traceback unless `--debug` (given
 anywhere on the command line).
+
+Each command lives in its own module, loaded only when that command runs: `toolwire --help`,
+`--version` and shell completion know the commands by name and one-line help alone, so they start
+without the agent, the tools or the MCP client, and each command pays only for what it uses.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import re
-import shlex
-import sys
-import time
-import typing
-import urllib.parse
-from collections.abc import AsyncGenerator, Generator, Sequence
-from pathlib import Path
-from typing import Annotated, Any, Literal
+import importlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
-from rich.table import Table
-from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
 
 from . import __version__
-from ._cli_agent import (
-    ApprovalNeeded,
-    RunView,
-    preview,
-    report,
-    report_cancelled,
-    resolve_model,
-    result_json,
-    run_with_view,
-)
-from ._cli_common import (
-    ApiKeyOption,
-    BaseUrlOption,
-    CliError,
-    McpOption,
-    ModelOption,
-    PrebuiltOption,
-    ToolsOption,
-    err,
-    exit_interrupted,
-    load_tools,
-    out,
-    prebuilt_tools,
-    run_async,
-    run_command,
-    run_interruptible,
-    state,
-)
-from ._cli_cost import print_costs
-from ._cli_runs import runs_app
-from ._cli_serve import add_serve
-from ._cli_web import web
-from ._serve_app import running_server
-from .errors import (
-    McpAuthError,
-    McpConnectionError,
-    McpError,
-    McpProtocolError,
-    MissingDependencyError,
-)
-from .results import AudioPart, ImagePart, ResourcePart, ToolResult, json_representation
-from .tools import Tool
+from ._cli_common import exit_interrupted, hide_flag_types, out, run_command, state
 
-__all__ = ["app", "console_main", "main", "running_server"]
+if TYPE_CHECKING:
+    from ._serve_app import running_server
+
+__all__ = ["COMMANDS", "app", "console_main", "load_command", "main", "running_server"]
+
+
+class _Command(NamedTuple):
+    module: str  # relative to this package
+    register: str  # a function of `module` that adds the command to a typer app
+    help: str  # the first paragraph of the command's help, for the list in `toolwire --help`
+
+
+COMMANDS: dict[str, _Command] = {
+    "serve": _Command(
+        "._cli_serve",
+        "add_serve",
+        "Serve tools over MCP (Streamable HTTP, or stdio); stop with Ctrl-C.",
+    ),
+    "web": _Command(
+        "._cli_web",
+        "add_web",
+        "Open a local page to chat with an agent, see each run's timeline, inspect MCP servers "
+        "and (with --runs) steer durable runs; Ctrl-C stops.",
+    ),
+    "tools": _Command("._cli_mcp", "add_mcp_commands", "List an MCP server's tools."),
+    "call": _Command(
+        "._cli_mcp",
+        "add_mcp_commands",
+        "Call one tool of an MCP server and print its result (exit 1 when it is an error).",
+    ),
+    "run": _Command(
+        "._cli_run",
+        "add_run_commands",
+        "Run the agent: a line per tool call, the answer as it streams, then usage and cost.",
+    ),
+    "demo": _Command(
+        "._cli_run",
+        "add_run_commands",
+        "The main job: serve the prebuilt tools over MCP, discover them, run the agent, shut down.",
+    ),
+    "runs": _Command(
+        "._cli_runs",
+        "add_runs",
+        "See and steer durable runs: list, show, approve, deny, cancel, resume, recover, start.",
+    ),
+}
+"""Every command, in the order `toolwire --help` lists them."""
+
+
+def load_command(name: str) -> Any:
+    """The click command `name`, built from its module (imported now)."""
+    entry = COMMANDS[name]
+    holder = typer.Typer()
+    register = getattr(importlib.import_module(entry.module, __package__), entry.register)
+    register(holder)
+    return hide_flag_types(typer.main.get_group(holder).commands[name])
+
+
+class _LazyGroup(TyperGroup):
+    """The root group: a stand-in per command for help and completion, the command itself to run."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        for name, entry in COMMANDS.items():
+            self.commands[name] = TyperCommand(name, help=entry.help)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name in COMMANDS and isinstance(command, TyperCommand) and command.callback is None:
+            command = self.commands[name] = load_command(name)
+        return name, command, rest
+
 
 app = typer.Typer(
     name="toolwire",
+    cls=_LazyGroup,
     help="Wire Python functions and MCP servers to any LLM.",
     epilog=(
         'Example: toolwire run "What is 17% of 2,340?" --prebuilt   (offline; see also: '
@@ -81,27 +106,6 @@ app = typer.Typer(
     add_completion=True,
     pretty_exceptions_enable=False,
 )
-app.add_typer(runs_app)
-add_serve(app)
-app.command("web", epilog="Example: toolwire web --model test --prebuilt")(web)
-
-# Options several commands share: signing in to MCP servers, and answering their sampling.
-_Login = Annotated[
-    bool, typer.Option(help="Sign in with OAuth in a browser; tokens are kept for next time.")
-]
-_LoginPort = Annotated[
-    int, typer.Option(help="The loopback port the sign-in redirect comes back to.")
-]
-_TokenDir = Annotated[
-    Path | None,
-    typer.Option(help="Where --login keeps tokens (default: $XDG_CONFIG_HOME/toolwire/oauth)."),
-]
-_SamplingMode = Annotated[
-    Literal["ask", "allow", "deny"],
-    typer.Option(
-        help="A server asking the model for a completion: ask on the terminal, allow, or deny."
-    ),
-]
 
 
 def _print_version(value: bool) -> None:
@@ -129,561 +133,14 @@ def _root(
     state["debug"] = state["debug"] or debug
 
 
-# --- shared helpers -----------------------------------------------------------------------------
-
-
-def _client(
-    target: str | None,
-    stdio: str | None,
-    token: str | None,
-    headers: Sequence[str],
-    login_port: int | None = None,
-    token_dir: Path | None = None,
-) -> Any:
-    from .mcp import McpClient, StdioServerParameters
-
-    if (target is None) == (stdio is None):
-        raise CliError("give either a server URL or --stdio 'command args'")
-    parsed_headers = parse_headers(headers)
-    if stdio is not None:
-        if login_port is not None:
-            raise CliError("--login signs in to a server URL, not to a --stdio command")
-        words = shlex.split(stdio)
-        if not words:
-            raise CliError("--stdio needs a command")
-        # The command runs as if typed in the user's shell, so it sees the shell's environment
-        # (the SDK would pass on only a few variables such as PATH and HOME).
-        params = StdioServerParameters(command=words[0], args=words[1:], env=dict(os.environ))
-        return McpClient(params)
-    assert target is not None
-    if not target.startswith(("http://", "https://")):
-        raise CliError(f"{target!r} is not an http(s) URL; use --stdio for a local command")
-    if login_port is not None:
-        if token is not None:
-            raise CliError("give --token or --login, not both")
-        from .mcp.auth import FileTokenStore, OAuth
-        from .mcp.login import LoopbackLogin, token_file
-
-        login = LoopbackLogin(port=login_port, announce=lambda text: err.print(Text(text)))
-        store = FileTokenStore(token_file(target, token_dir))
-        auth = OAuth(authorize=login.authorize, redirect_uri=login.redirect_uri, store=store)
-        return McpClient(target, auth=auth, headers=parsed_headers or None)
-    return McpClient(target, auth_token=token, headers=parsed_headers or None)
-
-
-_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-
-
-def parse_headers(headers: Sequence[str]) -> dict[str, str]:
-    """`--header` values as curl takes them (`Name: value`), or as `NAME=VALUE`."""
-    parsed: dict[str, str] = {}
-    for header in headers:
-        colon, equals = header.find(":"), header.find("=")
-        split_at = colon if colon >= 0 and (equals < 0 or colon < equals) else equals
-        name, value = header[:split_at].strip(), header[split_at + 1 :].strip()
-        if split_at < 0 or not _HEADER_NAME.fullmatch(name):
-            raise CliError(f"--header takes 'Name: value' (or NAME=VALUE), got {header!r}")
-        if "\r" in value or "\n" in value:
-            raise CliError(f"--header {name}: a value cannot span lines")
-        parsed[name] = value
-    return parsed
-
-
-@contextlib.asynccontextmanager
-async def connected(
-    client: Any, url: str | None, token: str | None, headers: Sequence[str]
-) -> AsyncGenerator[Any]:
-    """`async with client`, with a hint at the usual cause when connecting fails."""
-    async with contextlib.AsyncExitStack() as stack:
-        with _explained(url or "the --stdio server", token, headers):
-            await stack.enter_async_context(client)
-        yield client
-
-
-@contextlib.contextmanager
-def _explained(where: str, token: str | None, headers: Sequence[str]) -> Generator[None]:
-    try:
-        yield
-    except McpAuthError as exc:
-        sent = token is not None or any(
-            h.lower().lstrip().startswith("authorization") for h in headers
-        )
-        if sent:
-            raise CliError(f"{where} refused the credentials given ({exc})") from exc
-        raise CliError(
-            f"{where} wants credentials ({exc}): pass --token TOKEN, --header "
-            "'Authorization: ...', or sign in with --login (OAuth)"
-        ) from exc
-    except McpProtocolError as exc:
-        if "404" in str(exc):
-            raise CliError(f"{where} answered 404: {_path_hint(where)}") from exc
-        raise CliError(f"{where} does not speak MCP ({exc}): {_path_hint(where)}") from exc
-    except McpError as exc:
-        if re.search(r"\bHTTP 404\b", str(exc)):
-            raise CliError(f"{where} answered 404: {_path_hint(where)}") from exc
-        raise
-
-
-def _path_hint(where: str) -> str:
-    parts = urllib.parse.urlsplit(where)
-    if not parts.scheme.startswith("http") or parts.path.rstrip("/").endswith("/mcp"):
-        return "check that it is an MCP server's endpoint"
-    return f"is the path right? MCP servers usually answer at {parts.scheme}://{parts.netloc}/mcp"
-
-
-def _reject_constant(name: str) -> Any:
-    # NaN and Infinity are not JSON: sent on, they would make the request itself invalid.
-    raise ValueError(f"{name} is not JSON")
-
-
-def _parse_pairs(pairs: Sequence[str], raw_json: str | None) -> dict[str, Any]:
-    args: dict[str, Any] = {}
-    if raw_json:
-        try:
-            loaded = json.loads(raw_json)
-        except ValueError as exc:
-            raise CliError(f"--args-json is not valid JSON: {exc}") from exc
-        if not isinstance(loaded, dict):
-            raise CliError("--args-json must be a JSON object")
-        args.update(loaded)  # pyright: ignore[reportUnknownArgumentType]
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise CliError(f"arguments are key=value, got {pair!r}")
-        try:
-            args[key] = json.loads(value, parse_constant=_reject_constant)  # numbers, lists, ...
-        except ValueError:
-            args[key] = value  # anything else is a string
-    return args
-
-
-def _prefer_strings(
-    args: dict[str, Any], pairs: Sequence[str], schema: dict[str, Any] | None
-) -> dict[str, Any]:
-    """Keep a `key=value` as the string typed where the tool wants a string there.
-
-    `cpf=52998224725` or `zip=01310` must reach a string parameter as text, not as a number.
-    """
-    from ._validate import SchemaValidator
-    from .errors import SchemaError
-
-    properties: Any = (schema or {}).get("properties")
-    if not isinstance(properties, dict):
-        return args
-    properties = typing.cast(dict[str, Any], properties)
-    # A property's own `$ref`s point into the root schema's definitions.
-    defs = {k: schema[k] for k in ("$defs", "definitions") if schema and k in schema}
-    out = dict(args)
-    for pair in pairs:
-        key, _, raw = pair.partition("=")
-        prop = properties.get(key)
-        if isinstance(out.get(key), str) or not isinstance(prop, dict | bool):
-            continue
-        try:
-            check = SchemaValidator(
-                {**typing.cast(dict[str, Any], prop), **defs} if isinstance(prop, dict) else prop
-            )
-        except SchemaError:
-            continue
-        if not check.is_valid(out[key]) and check.is_valid(raw):
-            out[key] = raw
-    return out
-
-
-def _print_result(result: ToolResult, save_dir: Path | None) -> None:
-    for i, part in enumerate(result.content):
-        if isinstance(part, ImagePart | AudioPart) and part.data is not None:
-            # Bracketed notes are plain text: markup=False, or rich would read them as tags.
-            if save_dir is None:
-                out.print(
-                    f"[{part.kind} {part.mime_type}, {len(part.data)} bytes; --save DIR writes it]",
-                    markup=False,
-                )
-                continue
-            save_dir.mkdir(parents=True, exist_ok=True)
-            path = save_dir / f"part{i}.{_extension(part.mime_type)}"
-            path.write_bytes(part.data)
-            out.print(f"[{part.kind} saved to {path}]", markup=False)
-        elif isinstance(part, ResourcePart) and part.blob is not None:
-            out.print(f"[resource {part.uri}: {len(part.blob)} bytes]", markup=False)
-        else:
-            out.print(ToolResult(content=[part]).text, markup=False)
-
-
-def _result_dict(result: ToolResult) -> dict[str, Any]:
-    """A tool result as JSON data: binary parts as base64, the structured value as given."""
-    content = [
-        {k: v for k, v in json_representation(part).items() if v is not None}
-        for part in result.content
-    ]
-    return {"content": content, "structured": result.structured, "is_error": result.is_error}
-
-
-def _extension(mime_type: str) -> str:
-    """A file extension for a MIME type: `image/svg+xml` -> `svg`, `audio/wav; codecs=1` -> `wav`."""
-    subtype = mime_type.split(";")[0].strip().split("/")[-1].split("+")[0].removeprefix("x-")
-    cleaned = "".join(c for c in subtype if c.isalnum() or c in "-.")
-    return cleaned or "bin"
-
-
-# --- tools, call -----------------------------------------------------------------------------------
-
-
-@app.command("tools", epilog="Example: toolwire tools http://127.0.0.1:8000/mcp")
-def list_tools(
-    url: Annotated[str | None, typer.Argument(help="The server's MCP URL.")] = None,
-    stdio: Annotated[str | None, typer.Option(help="Start a stdio server: 'command args'.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
-    header: Annotated[
-        list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
-    ] = None,
-    login: _Login = False,
-    login_port: _LoginPort = 33418,
-    token_dir: _TokenDir = None,
-    cost: Annotated[
-        bool, typer.Option("--cost", help="Tokens each definition costs, per dialect.")
-    ] = False,
-) -> None:
-    """List an MCP server's tools."""
-    client = _client(url, stdio, token, header or [], login_port if login else None, token_dir)
-
-    async def main() -> list[Any]:
-        async with connected(client, url, token, header or []):
-            return list(await client.list_tools())
-
-    specs = run_async(main)
-    if cost:
-        print_costs(specs, out, as_json=as_json)
-        return
-    if as_json:
-        rows = [
-            {
-                "name": s.name,
-                "description": s.description,
-                "annotations": _annotation_dict(s.annotations),
-                "inputSchema": s.input_schema,
-            }
-            for s in specs
-        ]
-        out.print_json(json.dumps(rows))
-        return
-    table = Table(title=f"{len(specs)} tools")
-    table.add_column("name", style="bold")
-    table.add_column("parameters")
-    table.add_column("annotations")
-    table.add_column("description")
-    for spec in specs:
-        notes = ", ".join(k for k, v in _annotation_dict(spec.annotations).items() if v is True)
-        # Text cells: a description's brackets are not rich markup.
-        table.add_row(
-            Text(spec.name),
-            Text(describe_parameters(spec.input_schema)),
-            Text(notes),
-            Text(preview(spec.description or "", 90)),
-        )
-    out.print(table)
-
-
-def describe_parameters(schema: Any) -> str:
-    """`name: type` per parameter, `?` after an optional one: `expression: string, tz?: string`."""
-    if not isinstance(schema, dict):
-        return ""
-    schema = typing.cast(dict[str, Any], schema)
-    properties: Any = schema.get("properties")
-    if not isinstance(properties, dict):
-        return ""
-    required: Any = schema.get("required")
-    required_names: set[str] = (
-        set(typing.cast(list[str], required)) if isinstance(required, list) else set()
-    )
-    described: list[str] = []
-    for name, prop in typing.cast(dict[str, Any], properties).items():
-        mark = "" if name in required_names else "?"
-        described.append(f"{name}{mark}: {_type_of(prop)}")
-    return ", ".join(described)
-
-
-def _type_of(prop: Any) -> str:
-    if not isinstance(prop, dict):
-        return "any"
-    node = typing.cast(dict[str, Any], prop)
-    if "enum" in node and isinstance(node["enum"], list):
-        return " | ".join(json.dumps(v) for v in typing.cast(list[Any], node["enum"]))
-    kind = node.get("type")
-    if isinstance(kind, list):
-        return " | ".join(str(k) for k in typing.cast(list[Any], kind))
-    if isinstance(kind, str):
-        if kind == "array" and isinstance(node.get("items"), dict):
-            return f"array of {_type_of(node['items'])}"
-        return kind
-    for key in ("anyOf", "oneOf"):
-        branches = node.get(key)
-        if isinstance(branches, list):
-            return " | ".join(_type_of(b) for b in typing.cast(list[Any], branches))
-    return "object" if "$ref" in node or "properties" in node else "any"
-
-
-def _annotation_dict(annotations: Any) -> dict[str, Any]:
-    fields = ("title", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
-    return {
-        f: getattr(annotations, f, None)
-        for f in fields
-        if getattr(annotations, f, None) is not None
-    }
-
-
-@app.command(epilog="Example: toolwire call http://127.0.0.1:8000/mcp calculator expression='2*21'")
-def call(
-    target: Annotated[str, typer.Argument(help="The server's MCP URL, or the tool with --stdio.")],
-    rest: Annotated[list[str] | None, typer.Argument(help="TOOL then key=value arguments.")] = None,
-    stdio: Annotated[str | None, typer.Option(help="Start a stdio server: 'command args'.")] = None,
-    raw_json: Annotated[
-        str | None, typer.Option("--args-json", help="Arguments as a JSON object.")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    save: Annotated[
-        Path | None, typer.Option(help="Write images and audio to this folder.")
-    ] = None,
-    token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
-    header: Annotated[
-        list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
-    ] = None,
-    login: _Login = False,
-    login_port: _LoginPort = 33418,
-    token_dir: _TokenDir = None,
-    sampling_model: Annotated[
-        str | None,
-        typer.Option(
-            help="provider:model-name (or 'test') that answers the server's sampling requests; "
-            "without it they are refused."
-        ),
-    ] = None,
-    sampling: _SamplingMode = "ask",
-) -> None:
-    """Call one tool of an MCP server and print its result (exit 1 when it is an error).
-
-    A server asking for input is asked on the terminal; one asking for a completion is answered
-    by --sampling-model, after a yes on the terminal (--sampling).
-    """
-    words = list(rest or [])
-    if stdio is None:
-        url = target
-        if not words:
-            raise CliError("name the tool to call after the URL")
-        tool_name, pairs = words[0], words[1:]
-    else:
-        url, tool_name, pairs = None, target, words
-    args = _parse_pairs(pairs, raw_json)
-    client = _client(url, stdio, token, header or [], login_port if login else None, token_dir)
-    from ._cli_elicit import ask_on_terminal
-
-    client.elicitation = ask_on_terminal  # a server asking for input asks the person here
-    if sampling_model is not None:
-        from ._cli_sampling import sampler_for
-
-        answering, _ = resolve_model(sampling_model, None, None)
-        interactive = sys.stdin.isatty() and err.is_terminal
-        client.sampling = sampler_for(answering, sampling, err, interactive=interactive)
-
-    async def main() -> ToolResult:
-        async with connected(client, url, token, header or []):
-            try:
-                # The listing gives the tool's schema (for key=value) and its annotations.
-                specs = {spec.name: spec for spec in await client.list_tools()}
-            except (McpAuthError, McpConnectionError):
-                raise
-            except McpError:
-                specs = {}  # some servers list badly yet call fine: let the call decide
-            found = specs.get(tool_name)
-            schema = found.input_schema if found is not None else None
-            return await client.call_tool(tool_name, _prefer_strings(args, pairs, schema))
-
-    result = run_async(main)
-    if as_json:
-        out.print_json(json.dumps(_result_dict(result)))
-    else:
-        _print_result(result, save)
-    if result.is_error:
-        raise typer.Exit(1)
-
-
-# --- run, demo ------------------------------------------------------------------------------------
-
-DEMO_PROMPT = (
-    "What is 17% of 2,340, what time is it in America/Sao_Paulo, and are the CPF 529.982.247-25 "
-    "and the CNPJ 12.ABC.345/01DE-35 valid?"
-)
-
-
-async def _agent_run(agent: Any, prompt: str, view: RunView) -> Any:
-    interactive = sys.stdin.isatty() and err.is_terminal
-    try:
-        return await run_with_view(agent, prompt, view, interactive=interactive)
-    except ApprovalNeeded as exc:
-        err.print("error: the run stopped for approval; approvals are asked on a terminal:")
-        for call in exc.calls:
-            err.print(f"  - {call}", markup=False)
-        raise typer.Exit(1) from None
-
-
-@app.command(epilog='Example: toolwire run "What is 17% of 2,340?" --model test --prebuilt')
-def run(
-    prompt: Annotated[str, typer.Argument(help="The user's message; '-' reads it from stdin.")],
-    model: ModelOption = "test",
-    base_url: BaseUrlOption = None,
-    api_key: ApiKeyOption = None,
-    mcp: McpOption = None,
-    stdio: Annotated[
-        list[str] | None, typer.Option(help="Start a stdio MCP server: 'command args', repeatable.")
-    ] = None,
-    token: Annotated[str | None, typer.Option(help="Bearer token for the --mcp servers.")] = None,
-    header: Annotated[
-        list[str] | None,
-        typer.Option(help="'Name: value' (or NAME=VALUE) for the --mcp servers, repeatable."),
-    ] = None,
-    login: _Login = False,
-    login_port: _LoginPort = 33418,
-    token_dir: _TokenDir = None,
-    sampling: _SamplingMode = "ask",
-    prebuilt: PrebuiltOption = False,
-    tools: ToolsOption = None,
-    max_iterations: Annotated[int, typer.Option(help="Model requests at most.")] = 8,
-    instructions: Annotated[str | None, typer.Option(help="System prompt.")] = None,
-    trace: Annotated[
-        bool,
-        typer.Option(
-            "--trace",
-            help="Print the run's span tree (durations, tokens); needs the otel extra.",
-        ),
-    ] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the whole result as JSON (no streamed answer).")
-    ] = False,
-) -> None:
-    """Run the agent: a line per tool call, the answer as it streams, then usage and cost.
-
-    Calls that need approval are asked y/n on a terminal; elsewhere the run stops, lists them and
-    exits with 1. An MCP server asking for a completion (sampling) is answered by the run's own
-    model after a yes on the terminal (--sampling; refused when there is no terminal).
-    """
-    from .agent import Agent
-
-    chosen = load_tools(tools or []) + (prebuilt_tools() if prebuilt else [])
-    resolved, described = resolve_model(model, base_url, api_key)
-    port = login_port if login else None
-    clients = [_client(url, None, token, header or [], port, token_dir) for url in mcp or []]
-    clients += [_client(None, command, None, []) for command in stdio or []]
-    targets = [*(mcp or []), *(None for _ in stdio or [])]
-    if prompt == "-":
-        prompt = sys.stdin.read().strip()
-        if not prompt:
-            raise CliError("'-' reads the prompt from stdin, which was empty")
-    view = RunView(out, err, stream_answer=not as_json)
-    if clients:
-        from ._cli_sampling import sampler_for
-
-        interactive = sys.stdin.isatty() and err.is_terminal
-        # One sampler for every server: the run's model answers, asking first (one at a time).
-        sampler = sampler_for(resolved, sampling, err, interactive=interactive, before=view.close)
-        for client in clients:
-            client.sampling = sampler
-
-    async def main() -> Any:
-        async with contextlib.AsyncExitStack() as stack:
-            remote: list[Tool] = []
-            for client, url in zip(clients, targets, strict=True):
-                await stack.enter_async_context(connected(client, url, token, header or []))
-                remote.extend(await client.tools())
-            agent = Agent(
-                resolved,
-                tools=[*chosen, *remote],
-                instructions=instructions,
-                max_iterations=max_iterations,
-                subscribers=[view.subscriber],
-            )
-            err.print(f"model: {described}", markup=False)
-            return await _agent_run(agent, prompt, view)
-
-    def interrupted() -> None:
-        view.close()
-        report_cancelled(err, view.finished)
-
-    def finish(result: Any) -> None:
-        if as_json:
-            out.print(result_json(result), markup=False, highlight=False)
-        report(err, result)
-
-    if not trace:
-        finish(run_interruptible(main, interrupted))
-        return
-    from ._cli_trace import SpanTree
-
-    try:
-        tree = SpanTree()
-    except MissingDependencyError as exc:
-        raise CliError(str(exc)) from None
-    with tree.recording():
-        result = run_interruptible(main, interrupted)
-    finish(result)
-    for line in tree.lines():
-        err.print(line, markup=False, highlight=False)
-
-
-@app.command(epilog="Example: toolwire demo")
-def demo(
-    model: Annotated[
-        str,
-        typer.Option(help="provider:model-name to use a real model; offline by default."),
-    ] = "test",
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            "--endpoint",
-            help="The API root of an OpenAI-compatible server; for azure: the resource endpoint.",
-        ),
-    ] = None,
-    api_key: Annotated[str | None, typer.Option(help="The API key for --model.")] = None,
-) -> None:
-    """The main job: serve the prebuilt tools over MCP, discover them, run the agent, shut down.
-
-    Offline, with no key, unless --model names a provider's model.
-    """
-    from .agent import Agent
-    from .mcp import McpClient
-
-    tools = prebuilt_tools()
-    resolved, described = resolve_model(model, base_url, api_key)
-    # The answer comes after the steps, whole: it is not streamed between them.
-    view = RunView(out, err, stream_answer=False)
-
-    async def main() -> Any:
-        started = time.perf_counter()
-        failure: Exception | None = None
-        result: Any = None
-        async with running_server(tools, port=0) as url:
-            err.print(f"1. serving {len(tools)} prebuilt tools over MCP at {url}")
-            try:
-                async with McpClient(url) as client:
-                    remote = await client.tools()
-                    err.print(f"2. discovered {len(remote)} tools through the MCP client")
-                    err.print(f"3. running the agent loop with {described}", markup=False)
-                    err.print(f"   prompt: {DEMO_PROMPT}", markup=False)
-                    agent = Agent(resolved, tools=remote, subscribers=[view.subscriber])
-                    result = await _agent_run(agent, DEMO_PROMPT, view)
-            except Exception as exc:
-                # Raised out of the server's block, it would cancel the server mid-lifespan
-                # and uvicorn would log a page of traceback before the one-line error.
-                failure = exc
-        if failure is not None:
-            raise failure
-        err.print(f"4. server stopped; {time.perf_counter() - started:.2f} s in all")
-        return result
-
-    result = run_interruptible(main, lambda: report_cancelled(err, view.finished))
-    out.print(result.text, markup=False)
-    report(err, result)
+def __getattr__(name: str) -> Any:
+    # `running_server` is re-exported for programs and tests that serve tools in-process; loaded
+    # on first use, as it brings the tools and the server with it.
+    if name == "running_server":
+        value = importlib.import_module("._serve_app", __package__).running_server
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -695,7 +152,7 @@ def console_main() -> None:
     """What the installed `toolwire` script runs."""
     code = main()
     exit_interrupted(code)
-    sys.exit(code)
+    raise SystemExit(code)
 
 
 if __name__ == "__main__":
