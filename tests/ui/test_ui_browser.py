@@ -105,19 +105,43 @@ def page_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[WebDriver]:
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    """One headless Chromium per test process: a start costs a second of CPU and seconds of
+    wall time, so the tests share it, each in a window of its own (`browser`)."""
     options = webdriver.ChromeOptions()
     options.binary_location = _binary("chromium")
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800"):
         options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
     service = Service(executable_path=_binary("chromedriver"))
     driver = webdriver.Chrome(options=options, service=service)
     try:
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def browser(chromium: WebDriver) -> Iterator[WebDriver]:
+    """The shared Chromium showing one new, empty window of 1280x800: nothing of an earlier
+    test's pages is left (each test's servers listen on ports of their own, so their pages are
+    other origins too, with their own session storage)."""
+    earlier = chromium.window_handles
+    chromium.switch_to.new_window("window")
+    fresh = chromium.current_window_handle
+    for handle in earlier:
+        chromium.switch_to.window(handle)
+        chromium.close()
+    chromium.switch_to.window(fresh)
+    chromium.set_window_size(1280, 800)
+    try:
+        yield chromium
+    finally:
+        # Leave the page (its open requests with it) before the test's servers stop.
+        for handle in chromium.window_handles:
+            chromium.switch_to.window(handle)
+            chromium.get("about:blank")
 
 
 def wait(driver: WebDriver, condition: object, timeout: float = 30) -> object:
