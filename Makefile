@@ -14,10 +14,9 @@ REF ?= main
 # pytest-xdist workers. Most test time is spent waiting on the processes and servers the tests
 # start, so more workers than cores pays (measured on 2 cores; see tests/README.md).
 WORKERS ?= 4
-# Byte code is written even where the environment says not to (PYTHONDONTWRITEBYTECODE=1 on the
-# project's machines): toolwire is installed editable, so without cached byte code every process a
-# test starts (CLI commands, servers, workers) compiled each toolwire module from source, and each
-# pytest worker re-rewrote every test module; about 15% of the suite's CPU (measured on test_cli.py).
+# Byte code is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE=1 on the
+# project's machines): each pytest worker spends ~10 s of CPU rewriting the test modules' asserts
+# when pytest may not cache them, on every run after the first (see also `bytecode` below).
 unexport PYTHONDONTWRITEBYTECODE
 # CI=1: a test that needs the Node tools fails instead of skipping when they are missing.
 # --durations=20 keeps the slowest tests in sight at the end of every run.
@@ -69,7 +68,7 @@ typecheck: $(STAMP)
 # The suite starts hundreds of Python processes that import toolwire (the CLI, servers, workers),
 # and an editable install leaves src/ uncompiled: where PYTHONDONTWRITEBYTECODE is set, each of
 # them compiled the modules it imports again (0.4 s of CPU for the CLI and the MCP server). Compiled
-# once here (1.3 s of CPU), they read the bytecode; without the variable this changes nothing.
+# once here (1.3 s of CPU) before any of them starts, they read the bytecode.
 bytecode: $(STAMP)
 	$(BIN)/python -m compileall -q -j0 src tests
 
