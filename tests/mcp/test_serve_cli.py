@@ -247,11 +247,16 @@ def test_the_script_serves_without_loading_the_agent() -> None:
     assert "--prebuilt" in done.stdout
     assert "Example: toolwire serve --prebuilt --port 8000" in done.stdout
     assert "agent loaded: False" in done.stderr
-    # Any other command takes the whole command line, as before.
+    # Any other command takes the whole command line, which loads a command's module only when
+    # that command runs: the list of commands needs no agent, `run` does.
     other = script("--help")
     assert other.returncode == 0, other.stderr
     assert "serve" in other.stdout and "run" in other.stdout
-    assert "agent loaded: True" in other.stderr
+    assert "agent loaded: False" in other.stderr
+    run = script("run", "--help")
+    assert run.returncode == 0, run.stderr
+    assert "Usage: toolwire run [OPTIONS]" in run.stdout
+    assert "agent loaded: True" in run.stderr
 
 
 def test_the_script_reports_a_serve_mistake_in_one_line() -> None:
