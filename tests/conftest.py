@@ -49,12 +49,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     os.replace(draft, shared / GROUPS)  # every worker collects the same tests: any copy will do
 
 
+# Tests that start browsers, servers or worker processes take seconds each, most others
+# milliseconds. Handed out first, they are spread over the workers while the quick tests fill the
+# gaps, instead of ending the run with one worker busy on them and the others idle.
+_SLOW_FIRST = (
+    "tests/ui/",
+    "tests/durable/",
+    "tests/mcp/test_serve",
+    "tests/mcp/test_conformance",
+    "tests/test_cli",
+    "tests/test_extras.py",
+    "tests/test_tool_cost.py",
+)
+
+
+def _quick(nodeid: str) -> bool:
+    return not nodeid.startswith(_SLOW_FIRST)
+
+
 class _GroupScheduling(LoadScopeScheduling):
-    """xdist's load-scope scheduling whose scopes are the recorded groups (else single tests)."""
+    """xdist's load-scope scheduling whose scopes are the recorded groups (else single tests).
+
+    xdist hands out the groups with the most tests first, then single tests in collection order;
+    the slow single tests (`_SLOW_FIRST`) come before the quick ones.
+    """
 
     def __init__(self, config: pytest.Config, log: Any = None) -> None:
         super().__init__(config, log)
         self._groups: dict[str, str] | None = None
+
+    def schedule(self) -> None:
+        if self.collection is None:
+            # The same stable order on every worker's list (xdist checks they are equal).
+            for node, nodeids in self.registered_collections.items():
+                self.registered_collections[node] = sorted(nodeids, key=_quick)
+        super().schedule()
 
     def _split_scope(self, nodeid: str) -> str:
         if self._groups is None:
