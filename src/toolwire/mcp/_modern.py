@@ -20,15 +20,12 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-import anyio
 import pydantic_core
 from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
 from mcp.server.runner import modern_error_data, serve_one
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp.shared.dispatcher import CallOptions
-from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
     MCP_METHOD_HEADER,
@@ -42,11 +39,13 @@ from mcp.shared.inbound import (
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
-from mcp_types import JSONRPCRequest, ProgressToken, RequestId
+from mcp_types import JSONRPCRequest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ._stateless import JsonExchange
 
 __all__ = ["ModernJson", "has_param_headers"]
 
@@ -191,7 +190,7 @@ class ModernJson:
         connection = Connection.from_envelope(
             route.protocol_version, route.client_info, route.client_capabilities
         )
-        context = _Exchange(
+        context = JsonExchange(
             TransportContext(
                 kind="streamable-http", can_send_request=False, headers=request.headers
             ),
@@ -232,47 +231,6 @@ class ModernJson:
             }
         )
         await send({"type": "http.response.body", "body": payload})
-
-
-class _Exchange:
-    """The dispatch context of one request: no back-channel, nowhere for notifications to go
-    (a JSON answer carries only the response), as the SDK's own for this case."""
-
-    def __init__(
-        self,
-        transport: TransportContext,
-        request_id: RequestId,
-        metadata: ServerMessageMetadata,
-        progress_token: ProgressToken | None,
-    ) -> None:
-        self.transport = transport
-        self.can_send_request = False
-        self.request_id = request_id
-        self.message_metadata = metadata
-        self.progress_token = progress_token
-        self._cancel: anyio.Event | None = None
-
-    @property
-    def cancel_requested(self) -> anyio.Event:
-        """Never set (no cancellation reaches this exchange by message); made only if asked for."""
-        if self._cancel is None:
-            self._cancel = anyio.Event()
-        return self._cancel
-
-    async def send_raw_request(
-        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
-    ) -> dict[str, Any]:
-        raise NoBackChannelError(method)
-
-    async def notify(
-        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
-    ) -> None:
-        logger.debug("dropped %s: a JSON answer carries only the response", method)
-
-    async def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        return None
 
 
 _REMEMBERED = 256

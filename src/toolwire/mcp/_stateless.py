@@ -49,7 +49,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["StatelessJson"]
+__all__ = ["JsonExchange", "StatelessJson"]
 
 logger = logging.getLogger("toolwire.mcp")
 
@@ -133,12 +133,16 @@ class StatelessJson:
                 runner = ServerRunner(self.server, connection, self.lifespan_state)
                 try:
                     await runner.on_notify(
-                        _Exchange(None, metadata, None), message.method, message.params
+                        JsonExchange(_TRANSPORT, None, metadata, None),
+                        message.method,
+                        message.params,
                     )
                 finally:
                     await aclose_shielded(connection)
             return
-        context = _Exchange(message.id, metadata, progress_token_from_params(message.params))
+        context = JsonExchange(
+            _TRANSPORT, message.id, metadata, progress_token_from_params(message.params)
+        )
         try:
             result = await serve_one(
                 self.server,
@@ -162,17 +166,19 @@ class StatelessJson:
         await _answer(send, HTTPStatus.OK, pydantic_core.to_json(answer))
 
 
-class _Exchange:
-    """The dispatch context of one request: no back-channel, nowhere for notifications to go
-    (a JSON answer carries only the response)."""
+class JsonExchange:
+    """The dispatch context of one request answered with JSON: no back-channel, nowhere for
+    notifications to go (a JSON answer carries only the response), as the SDK's own for this case.
+    Used by this module and by the 2026-07-28 path (`_modern`)."""
 
     def __init__(
         self,
+        transport: TransportContext,
         request_id: RequestId | None,
         metadata: ServerMessageMetadata,
         progress_token: ProgressToken | None,
     ) -> None:
-        self.transport = _TRANSPORT
+        self.transport = transport
         self.can_send_request = False
         self.request_id = request_id
         self.message_metadata = metadata
