@@ -6,8 +6,9 @@ parts it touches (the loop, the schema compilers, the message model).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from . import _lazy
 
 if TYPE_CHECKING:
     from ._agent_tool import AgentTool
@@ -488,14 +489,4 @@ _HOMES: dict[str, str] = {
 """Each public name -> the module that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy.lazy_names(globals(), _HOMES)

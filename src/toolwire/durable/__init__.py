@@ -9,8 +9,9 @@ import `dbos`; its DBOS names do, when first used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .. import _lazy
 from .._steps import StepBackend, idempotency_key
 
 if TYPE_CHECKING:
@@ -28,18 +29,11 @@ __all__ = [
 ]
 
 _HOMES = {
-    "DurableAgent": "_dbos",
-    "launch": "_dbos",
-    "shutdown": "_dbos",
-    "RunClient": "_client",
-    "RunInfo": "_client",
+    "DurableAgent": "._dbos",
+    "launch": "._dbos",
+    "shutdown": "._dbos",
+    "RunClient": "._client",
+    "RunInfo": "._client",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f".{home}", __name__), name)
+__getattr__, __dir__ = _lazy.lazy_names(globals(), _HOMES)

@@ -7,8 +7,9 @@ imports its module (and the SDK) on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .. import _lazy
 
 # Checks the extra first, so a missing `mcp` says how to install it whatever name is asked for.
 from . import _requirements  # noqa: F401  # pyright: ignore[reportUnusedImport]
@@ -136,14 +137,4 @@ _HOMES: dict[str, str] = {
 server's."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'toolwire.mcp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy.lazy_names(globals(), _HOMES)

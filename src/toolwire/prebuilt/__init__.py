@@ -12,8 +12,9 @@ tools imports `_egress` alone without paying for every prebuilt tool.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .. import _lazy
 
 if TYPE_CHECKING:
     from ._catalog import available
@@ -167,14 +168,4 @@ _HOMES: dict[str, str] = {
 """Each public name -> the module that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy.lazy_names(globals(), _HOMES)

@@ -9,8 +9,9 @@ pays nothing for them at import.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .. import _lazy
 
 if TYPE_CHECKING:
     from .vercel_ai import VercelAiApp
@@ -20,10 +21,4 @@ __all__ = ["VercelAiApp"]
 _HOMES = {"VercelAiApp": ".vercel_ai"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__, __dir__ = _lazy.lazy_names(globals(), _HOMES)
