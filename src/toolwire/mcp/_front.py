@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._base import scrub_query_token
 
-__all__ = ["BearerAuth", "McpFront", "bearer_valid", "invalid_token", "refuse"]
+__all__ = ["BearerAuth", "McpFront", "bearer_valid", "invalid_token", "refuse", "replayed"]
 
 _WATCH_AFTER = 0.05
 """Seconds a watched request runs before the server starts watching for its client to leave."""
@@ -105,14 +105,7 @@ class McpFront:
         modern = version is not None and version.decode("latin-1") in MODERN_PROTOCOL_VERSIONS
         loop = _asyncio_loop()
         if method != "POST" or not (self.watch_every_era or modern) or loop is None:
-            pending = [body]
-
-            async def replay() -> Message:
-                if pending:
-                    return {"type": "http.request", "body": pending.pop(), "more_body": False}
-                return await receive()
-
-            await app(scope, replay, send)
+            await app(scope, replayed(body, receive), send)
             return
         await _watched(app, scope, receive, send, body, loop)
 
@@ -139,6 +132,18 @@ class McpFront:
             await refuse(send, 408, f"Request body not received within {self.timeout:g} seconds")
             return None
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def replayed(body: bytes, receive: Receive) -> Receive:
+    """`receive` with the already read `body` handed out first again."""
+    pending = [body]
+
+    async def replay() -> Message:
+        if pending:
+            return {"type": "http.request", "body": pending.pop(), "more_body": False}
+        return await receive()
+
+    return replay
 
 
 async def _watched(

@@ -43,8 +43,9 @@ from mcp_types import JSONRPCRequest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ._front import replayed
 from ._stateless import JsonExchange
 
 __all__ = ["ModernJson", "has_param_headers"]
@@ -100,11 +101,11 @@ class ModernJson:
         body = await _read(receive)
         if body is None:
             return  # the client left before sending its request
-        request = Request(scope, _replay(body, receive))
+        request = Request(scope, replayed(body, receive))
         served = await self._plain(request, body)
         if served is None:
             # Refused or not the plain case: the SDK answers, as it would have.
-            await self.manager(scope, _replay(body, receive), send)
+            await self.manager(scope, replayed(body, receive), send)
             return
         req, route = served
         await self._serve(request, req, route, send)
@@ -252,15 +253,3 @@ async def _read(receive: Receive) -> bytes | None:
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """`receive` with `body` handed out first again."""
-    pending = [body]
-
-    async def replay() -> Message:
-        if pending:
-            return {"type": "http.request", "body": pending.pop(), "more_body": False}
-        return await receive()
-
-    return replay
