@@ -20,7 +20,7 @@ import anyio
 import anyio.to_thread
 import pydantic
 
-from ._record import record
+from ._record import empty_dict, record
 from ._schema import is_async_callable
 from ._schema_refs import SchemaIndex
 from ._validate import SchemaValidator
@@ -62,7 +62,7 @@ class AuthInfo:
     scopes: frozenset[str]
     issuer: str | None
     expires_at: int | None = None
-    claims: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    claims: Mapping[str, Any] = field(default_factory=empty_dict)
 
 
 @record
@@ -86,7 +86,7 @@ class ToolContext:
     tool_name: str
     call_id: str | None = None
     deps: Any = None
-    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    metadata: dict[str, Any] = field(default_factory=empty_dict)
     idempotency_key: str | None = None
     auth: AuthInfo | None = None
     client: ToolClient | None = None

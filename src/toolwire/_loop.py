@@ -537,7 +537,7 @@ class _Run:
         if self.budget is not None:  # after the step: a replay cuts the checkpoint the same way
             message = await self.budget.hold(message, *_model_names(config.model))
         duration = time.perf_counter() - started
-        # `children` given: its default factory (a subscripted `list`) is several times slower.
+        # Positional, `children` included: a keyword call and a default factory cost more.
         trace = TraceEntry(
             call.id,
             call.name,

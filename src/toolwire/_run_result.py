@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeAlias, cast
 import pydantic
 import pydantic_core
 
-from ._record import record
+from ._record import empty_dict, empty_list, record
 from .computer import ComputerCall, is_computer_call
 from .errors import ToolError
 from .messages import (
@@ -68,7 +68,7 @@ class TraceEntry:
     duration: float
     iteration: int
     error: BaseException | None = field(default=None, repr=False, compare=False)
-    children: list[TraceEntry] = field(default_factory=list["TraceEntry"])
+    children: list[TraceEntry] = field(default_factory=empty_list)
 
 
 @record
@@ -118,14 +118,14 @@ class RunResult:
     cost: Cost
     trace: list[TraceEntry]
     stop_reason: StopReason
-    pending: list[PendingCall] = field(default_factory=list[PendingCall])
+    pending: list[PendingCall] = field(default_factory=empty_list)
     iterations: int = 0
     output: Any = None
     refusal: str | None = None
     agent: str = "agent"
-    agent_path: list[str] = field(default_factory=list[str])
-    usage_by_agent: dict[str, Usage] = field(default_factory=dict[str, Usage])
-    cost_by_agent: dict[str, Cost] = field(default_factory=dict[str, Cost])
+    agent_path: list[str] = field(default_factory=empty_list)
+    usage_by_agent: dict[str, Usage] = field(default_factory=empty_dict)
+    cost_by_agent: dict[str, Cost] = field(default_factory=empty_dict)
 
     def __repr__(self) -> str:
         # The history and the trace by their length: Python 3.11's `asyncio.run` formats the

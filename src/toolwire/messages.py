@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 import pydantic
 import pydantic_core
 
-from ._record import record
+from ._record import empty_list, record
 from .results import AudioPart, ContentPart, ImagePart, TextPart, ToolResult, content_text
 
 __all__ = [
@@ -104,7 +104,7 @@ class TextBlock:
     """Text the model wrote, with the sources it cited."""
 
     text: str
-    citations: list[Citation] = field(default_factory=list[Citation])
+    citations: list[Citation] = field(default_factory=empty_list)
     provider_state: dict[str, Any] | None = None
     kind: Literal["text"] = "text"
 
@@ -203,7 +203,7 @@ class AssistantMessage:
         provider_state: Opaque state of the whole turn.
     """
 
-    parts: list[AssistantPart] = field(default_factory=list[AssistantPart])
+    parts: list[AssistantPart] = field(default_factory=empty_list)
     provider: str | None = None
     model: str | None = None
     id: str | None = None
@@ -232,7 +232,7 @@ class ToolResultMessage:
 
     call_id: str
     name: str
-    content: list[_ToolContent] = field(default_factory=list[_ToolContent])
+    content: list[_ToolContent] = field(default_factory=empty_list)
     is_error: bool = False
     structured: Any = None
     full_content: list[_ToolContent] | None = None

@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 import pydantic_core
 
-from ._record import record
+from ._record import empty_list, record
 from .errors import ToolError
 
 __all__ = [
@@ -101,7 +101,7 @@ class ToolResult:
         error: The exception behind an error result, kept for hooks and traces (never serialized).
     """
 
-    content: list[ContentPart] = field(default_factory=list[ContentPart])
+    content: list[ContentPart] = field(default_factory=empty_list)
     is_error: bool = False
     structured: Any = None
     error: BaseException | None = field(default=None, repr=False, compare=False)
@@ -171,6 +171,9 @@ def sniff_image_mime(data: bytes) -> str | None:
 
 
 _PARTS = (TextPart, ImagePart, AudioPart, ResourcePart, ResourceLinkPart)
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""`json.dumps(value, ensure_ascii=False, separators=(",", ":"))` without building an encoder
+per call."""
 
 
 def to_result(value: Any) -> ToolResult:
@@ -184,6 +187,10 @@ def to_result(value: Any) -> ToolResult:
         return value
     if isinstance(value, str):
         return ToolResult(content=[TextPart(value)])
+    if type(value) is int:
+        # What the general path below gives an integer (its JSON text, the value itself as
+        # `structured`), without the serializer and an encoder.
+        return ToolResult(content=[TextPart(int.__repr__(value))], structured=value)
     if value is None:
         return ToolResult(content=[TextPart("null")], structured=None)
     if isinstance(value, bytes | bytearray | memoryview):
@@ -200,8 +207,7 @@ def to_result(value: Any) -> ToolResult:
     ):
         return ToolResult(content=list(value))  # pyright: ignore[reportUnknownArgumentType]
     structured = _jsonable(value)
-    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
-    return ToolResult(content=[TextPart(text)], structured=structured)
+    return ToolResult(content=[TextPart(_COMPACT_JSON.encode(structured))], structured=structured)
 
 
 def _jsonable(value: Any) -> Any:

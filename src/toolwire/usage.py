@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from ._record import record
+from ._record import empty_dict, record
 from .models.profiles import TOOL_FEES
 
 __all__ = [
@@ -103,7 +103,7 @@ class _Counts:
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     requests: int = 0
-    server_tool_requests: dict[str, int] = field(default_factory=dict[str, int])
+    server_tool_requests: dict[str, int] = field(default_factory=empty_dict)
     cache_write_1h_tokens: int = 0
     # Estimates, not the provider's counts: left out of comparisons. Each holds an int, or the
     # same `Estimate` in both until one of them is read.

@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 from .._arguments import load_json_object
 from .._attempts import Attempt
-from .._record import record
+from .._record import empty_list, record
 from ..computer import ComputerCall, is_computer_call
 from ..errors import ArgumentProblem, ModelResponseError, ToolArgumentsError
 from ..messages import (
@@ -116,7 +116,7 @@ class Completion:
     raw_finish_reason: str | None = None
     model: str | None = None
     raw: Any = None
-    attempts: list[Attempt] = field(default_factory=list["Attempt"])
+    attempts: list[Attempt] = field(default_factory=empty_list)
 
     @property
     def text(self) -> str:

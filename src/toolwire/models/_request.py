@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
-from .._record import record
+from .._record import empty_dict, empty_list, record
 from ..errors import UnsupportedError
 from ..messages import Message, UserMessage
 from ..native import NativeTool
@@ -61,7 +61,7 @@ class ModelSettings:
     seed: int | None = None
     parallel_tool_calls: bool | None = None
     timeout: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+    extra: dict[str, Any] = field(default_factory=empty_dict)
     cache: CachePolicy | bool | None = None
 
     @classmethod
@@ -122,10 +122,10 @@ class ModelRequest:
     """
 
     messages: list[Message]
-    tools: list[Tool] = field(default_factory=list[Tool])
+    tools: list[Tool] = field(default_factory=empty_list)
     tool_choice: ToolChoice = "auto"
     settings: ModelSettings = field(default_factory=ModelSettings)
-    native_tools: list[Any] = field(default_factory=list[Any])
+    native_tools: list[Any] = field(default_factory=empty_list)
     output: OutputSpec | None = None
 
     @classmethod
@@ -169,11 +169,11 @@ class PreparedRequest:
     """
 
     messages: list[Message]
-    tools: list[Tool] = field(default_factory=list[Tool])
-    definitions: list[ToolDefinition] = field(default_factory=list[ToolDefinition])
+    tools: list[Tool] = field(default_factory=empty_list)
+    definitions: list[ToolDefinition] = field(default_factory=empty_list)
     tool_choice: ToolChoice = "auto"
     settings: ModelSettings = field(default_factory=ModelSettings)
-    native_tools: list[Any] = field(default_factory=list[Any])
+    native_tools: list[Any] = field(default_factory=empty_list)
     output: OutputSpec | None = None
     output_definition: ToolDefinition | None = None
     stream: bool = False
