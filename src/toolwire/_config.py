@@ -303,7 +303,7 @@ def build_tools(tools: Sequence[ToolsetLike], hooks: Hooks | None) -> dict[str, 
     """Tools by name, each wrapped with the run's hooks; duplicate names are refused."""
     out: dict[str, Tool] = {}
     for item in tools:
-        if isinstance(item, NativeTool | Toolset):
+        if isinstance(item, (NativeTool, Toolset)):  # a tuple: `|` would build a union each time
             # Natives are run by the provider (`native_specs` keeps them for every request);
             # toolsets are asked each step (`LoopConfig.toolset`).
             continue

@@ -291,15 +291,9 @@ class _Run:
         # fewer per run in flight, for the garbage collector to walk) while the model answers.
         # What `ModelRequest.build` would make, with the run's tool lists built once: only the
         # history is copied, so each request keeps the conversation as it was sent.
+        # Positional: a class called with keywords packs them into a dict and unpacks it again.
         config = self.config
-        request = ModelRequest(
-            messages=list(self.messages),
-            tools=tools,
-            tool_choice=choice,
-            settings=config.settings,
-            native_tools=natives,
-            output=native,
-        )
+        request = ModelRequest(list(self.messages), tools, choice, config.settings, natives, native)
         if config.stream_sink is not None:
             return self._ask_streaming(config.model.send_stream(request))
         return config.model.send(request)
@@ -584,9 +578,8 @@ class _Run:
             try:
                 if options.on_tool_call is not None:
                     await maybe_await(options.on_tool_call(tool_call))
-                ctx = ToolContext(
-                    tool_name=call.name, call_id=call.id, deps=config.deps, idempotency_key=key
-                )
+                # Positional (see `_request`): name, call id, deps, metadata, idempotency key.
+                ctx = ToolContext(call.name, call.id, config.deps, {}, key)
                 result = await tool.invoke(call.arguments, ctx)
             except Exception as exc:  # a hook raised: the call gets the error as its result
                 result = error_result(exc)

@@ -100,7 +100,7 @@ class Agent:
             given = [*given, *handoffs]
         built = build_tools(given, config.hooks)
         self.tools = built
-        budget = cast(OutputBudget | None, config.output_budget)  # coerced by RunConfig
+        budget = cast("OutputBudget | None", config.output_budget)  # coerced by RunConfig
         if budget is not None:
             self.tools = with_read_result(built, budget, model.provider, model.model_name)
             # `read_result` joins a toolset's steps like the tools given with it.

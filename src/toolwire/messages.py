@@ -240,13 +240,8 @@ class ToolResultMessage:
 
     @classmethod
     def from_result(cls, call_id: str, name: str, result: ToolResult) -> ToolResultMessage:
-        return cls(
-            call_id=call_id,
-            name=name,
-            content=list(result.content),
-            is_error=result.is_error,
-            structured=result.structured,
-        )
+        # Positional: a class called with keywords packs them into a dict and unpacks it again.
+        return cls(call_id, name, list(result.content), result.is_error, result.structured)
 
     @property
     def text(self) -> str:

@@ -185,12 +185,14 @@ def to_result(value: Any) -> ToolResult:
     """
     if isinstance(value, ToolResult):
         return value
+    # The usual results built positionally (content, is_error, structured): a class called with
+    # keywords packs them into a dict and unpacks it again.
     if isinstance(value, str):
-        return ToolResult(content=[TextPart(value)])
+        return ToolResult([TextPart(value)])
     if type(value) is int:
         # What the general path below gives an integer (its JSON text, the value itself as
         # `structured`), without the serializer and an encoder.
-        return ToolResult(content=[TextPart(int.__repr__(value))], structured=value)
+        return ToolResult([TextPart(int.__repr__(value))], False, value)
     if value is None:
         return ToolResult(content=[TextPart("null")], structured=None)
     if isinstance(value, bytes | bytearray | memoryview):
@@ -207,7 +209,7 @@ def to_result(value: Any) -> ToolResult:
     ):
         return ToolResult(content=list(value))  # pyright: ignore[reportUnknownArgumentType]
     structured = _jsonable(value)
-    return ToolResult(content=[TextPart(_COMPACT_JSON.encode(structured))], structured=structured)
+    return ToolResult([TextPart(_COMPACT_JSON.encode(structured))], False, structured)
 
 
 def _jsonable(value: Any) -> Any:

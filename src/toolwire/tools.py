@@ -377,7 +377,7 @@ class FunctionTool:
                 if scope.cancelled_caught:
                     return error_result(ToolTimeoutError(self._name, self._timeout))
             if type(value) is str:
-                return ToolResult(content=[TextPart(value)])
+                return ToolResult([TextPart(value)])  # positional: no keyword dict
             return to_result(value)
         except Exception as exc:
             return error_result(exc)

@@ -271,16 +271,19 @@ class ModelBase(abc.ABC):
                 "ask with mode='tool' or mode='prompted'"
             )
         dialect = self.definition_dialect()
+        tools = request.tools
+        # Every field, in order, positionally: a class called with keywords packs them into a
+        # dict and unpacks it again, on every request.
         return PreparedRequest(
-            messages=request.messages,
-            tools=request.tools,
-            definitions=[t.definition(dialect) for t in request.tools],
-            tool_choice=request.tool_choice,
-            settings=request.settings,
-            native_tools=request.native_tools,
-            output=output,
-            output_definition=None if output is None else self.compile_output(output),
-            stream=stream,
+            request.messages,
+            tools,
+            [t.definition(dialect) for t in tools],
+            request.tool_choice,
+            request.settings,
+            request.native_tools,
+            output,
+            None if output is None else self.compile_output(output),
+            stream,
         )
 
     def definition_dialect(self) -> DefinitionDialect:

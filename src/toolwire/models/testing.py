@@ -84,8 +84,7 @@ pairs, `args` a dict or JSON text), a turn in which the provider ran its own too
 (`NativeReply`), a whole `AssistantMessage`, or a `Completion`."""
 
 
-def _message_tokens(message: Message) -> int:
-    return len(message.text.split())
+_SEQUENCES = (list, Sequence)
 
 
 class _TokenCounter:
@@ -102,9 +101,11 @@ class _TokenCounter:
     def count(self, messages: Sequence[Message]) -> int:
         n = self._length
         if n and len(messages) >= n and messages[n - 1] is self._last:
-            total = self._total + sum(_message_tokens(m) for m in messages[n:])
+            total, new = self._total, messages[n:]
         else:
-            total = sum(_message_tokens(m) for m in messages)
+            total, new = 0, messages
+        for message in new:  # a loop, not a generator: this runs on every request
+            total += len(message.text.split())
         self._length, self._total = len(messages), total
         self._last = messages[-1] if messages else None
         return max(total, 1)
@@ -160,19 +161,26 @@ class _OfflineModel(ModelBase):
         elif isinstance(reply, NativeReply):
             message = AssistantMessage(parts=self._native_parts(reply), provider=self._provider)
         else:
-            message = AssistantMessage(parts=self._parts(reply), provider=self._provider)
+            message = AssistantMessage(self._parts(reply), self._provider)
         message.model = message.model or self._model_name
-        calls = any(isinstance(p, ToolCallBlock) for p in message.parts)
-        finish: FinishReason = "tool_calls" if calls else "stop"
+        finish: FinishReason = "stop"
+        for part in message.parts:
+            if isinstance(part, ToolCallBlock):
+                finish = "tool_calls"
+                break
+        # Positional, as the fields are ordered (a class called with keywords packs them into a
+        # dict and unpacks it again, on every request): input, output, cache read and write,
+        # reasoning tokens, requests, server tool uses.
         usage = Usage(
-            input_tokens=self._tokens.count(request.messages),
-            output_tokens=max(len(message.text.split()), 1),
-            requests=1,
-            server_tool_requests=count_server_calls(message),
+            self._tokens.count(request.messages),
+            max(len(message.text.split()), 1),
+            0,
+            0,
+            0,
+            1,
+            count_server_calls(message),
         )
-        return Completion(
-            message=message, usage=usage, finish_reason=finish, model=self._model_name
-        )
+        return Completion(message, usage, finish, None, self._model_name)
 
     def _native_parts(self, reply: NativeReply) -> list[AssistantPart]:
         self._server_call_count += 1
@@ -192,9 +200,10 @@ class _OfflineModel(ModelBase):
         if isinstance(reply, ToolCall) or (
             isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], str)
         ):
-            return [self._call_block(typing.cast(ToolCall | tuple[str, Any], reply), ids, 0)]
-        if isinstance(reply, list | Sequence):  # a list is found before the ABC check
-            items = typing.cast(Sequence[ToolCall | tuple[str, Any]], reply)
+            # The casts' types as text: written out, they would be built on every reply.
+            return [self._call_block(typing.cast("ToolCall | tuple[str, Any]", reply), ids, 0)]
+        if isinstance(reply, _SEQUENCES):  # a list is found before the ABC check
+            items = typing.cast("Sequence[ToolCall | tuple[str, Any]]", reply)
             return [self._call_block(item, ids, i) for i, item in enumerate(items)]
         raise TypeError(f"a test model cannot answer with {type(reply).__name__}")
 
@@ -207,7 +216,7 @@ class _OfflineModel(ModelBase):
         arguments = args if isinstance(args, str) else json.dumps(args)
         self._call_count += 1
         call_id = ids.take(f"call_{self._call_count}", None, i)
-        return ToolCallBlock(id=call_id, name=name, arguments=arguments)
+        return ToolCallBlock(call_id, name, arguments)
 
 
 def _with_unique_ids(message: AssistantMessage) -> AssistantMessage:
