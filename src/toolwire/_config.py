@@ -217,8 +217,8 @@ _COPIED = frozenset(("tools", "subscribers", "handoffs"))
 
 def _checked(options: Mapping[str, Any]) -> dict[str, Any]:
     """`options` checked and normalised (each default is valid, so only given ones are)."""
-    unknown = [key for key in options if key not in _OPTION_NAMES]
-    if unknown:
+    if not _OPTION_NAMES.issuperset(options):  # no comprehension built for the usual call
+        unknown = [key for key in options if key not in _OPTION_NAMES]
         raise TypeError(_unknown_message(unknown))
     out = dict(options)
     if "max_concurrency" in out and out["max_concurrency"] < 1:
@@ -296,7 +296,11 @@ class LoopConfig:
 
 def native_specs(tools: Sequence[ToolsetLike]) -> list[NativeTool]:
     """The provider-side tools among a run's tools (sent with every request, never run here)."""
-    return [t for t in tools if isinstance(t, NativeTool)]
+    found: list[NativeTool] = []
+    for tool in tools:  # a loop: a comprehension builds a function (an agent is often per run)
+        if isinstance(tool, NativeTool):
+            found.append(tool)
+    return found
 
 
 def build_tools(tools: Sequence[ToolsetLike], hooks: Hooks | None) -> dict[str, Tool]:

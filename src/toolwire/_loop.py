@@ -144,8 +144,10 @@ class _Run:
         """Summed over the run's model requests (sub-runs' included), as far as they went."""
         priced = self.priced
         if self._summed < len(priced):
-            later = [entry[2] for entry in priced[self._summed :]]
-            self._usage = sum_usages([self._usage, *later] if self._summed else later)
+            usages = [self._usage] if self._summed else []
+            for entry in priced[self._summed :]:  # a loop: a comprehension builds a function
+                usages.append(entry[2])
+            self._usage = sum_usages(usages)
             self._summed = len(priced)
         return self._usage
 

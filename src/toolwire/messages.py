@@ -186,7 +186,11 @@ class UserMessage:
 
     @property
     def text(self) -> str:
-        return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
+        content = self.content
+        if len(content) == 1:  # the usual turn: no generator to build
+            part = content[0]
+            return part.text if isinstance(part, TextPart) else ""
+        return "\n".join([p.text for p in content if isinstance(p, TextPart)])
 
 
 @record
@@ -214,7 +218,11 @@ class AssistantMessage:
     @property
     def text(self) -> str:
         """The text blocks joined together."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextBlock))
+        parts = self.parts
+        if len(parts) == 1:  # the usual turn (one text or one call), read several times a round
+            part = parts[0]
+            return part.text if isinstance(part, TextBlock) else ""
+        return "".join([p.text for p in parts if isinstance(p, TextBlock)])
 
     @property
     def tool_calls(self) -> list[ToolCallBlock]:

@@ -272,12 +272,15 @@ class ModelBase(abc.ABC):
             )
         dialect = self.definition_dialect()
         tools = request.tools
+        definitions: list[ToolDefinition] = []
+        for tool in tools:  # a loop: a comprehension builds a function on every request
+            definitions.append(tool.definition(dialect))
         # Every field, in order, positionally: a class called with keywords packs them into a
         # dict and unpacks it again, on every request.
         return PreparedRequest(
             request.messages,
             tools,
-            [t.definition(dialect) for t in tools],
+            definitions,
             request.tool_choice,
             request.settings,
             request.native_tools,

@@ -204,7 +204,10 @@ class _OfflineModel(ModelBase):
             return [self._call_block(typing.cast("ToolCall | tuple[str, Any]", reply), ids, 0)]
         if isinstance(reply, _SEQUENCES):  # a list is found before the ABC check
             items = typing.cast("Sequence[ToolCall | tuple[str, Any]]", reply)
-            return [self._call_block(item, ids, i) for i, item in enumerate(items)]
+            parts: list[AssistantPart] = []
+            for i, item in enumerate(items):  # a loop: a comprehension builds a function each time
+                parts.append(self._call_block(item, ids, i))
+            return parts
         raise TypeError(f"a test model cannot answer with {type(reply).__name__}")
 
     def _call_block(self, item: ToolCall | tuple[str, Any], ids: CallIds, i: int) -> ToolCallBlock:
