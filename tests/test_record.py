@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 
 from toolwire import ToolCall, ToolResult, UserMessage
-from toolwire._record import record
+from toolwire._record import empty_dict, empty_list, record, unguarded
+from toolwire.models._request import PreparedRequest, prepared_request
+from toolwire.models.base import ModelSettings
+from toolwire.results import TextPart
 
 OPTIONS: list[dict[str, bool]] = [
     {},
@@ -115,3 +118,39 @@ def test_first_line_compiles_no_repr_or_eq() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == ""
+
+
+def test_empty_factories_give_each_record_its_own() -> None:
+    first, second = ToolResult(), ToolResult()
+    first.content.append(TextPart("a"))
+    assert second.content == [] and first.content is not second.content
+    assert empty_list() == [] and empty_list() is not empty_list()
+    assert empty_dict() == {} and empty_dict() is not empty_dict()
+
+
+def test_a_frozen_record_filled_unguarded_is_that_record() -> None:
+    @record(frozen=True)
+    class Pair:
+        left: int
+        right: list[int] = field(default_factory=empty_list)
+
+    made: Any = object.__new__(unguarded(Pair))
+    made.left, made.right = 1, [2]
+    made.__class__ = Pair
+    assert type(made) is Pair and made == Pair(1, [2]) and repr(made) == repr(Pair(1, [2]))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.left = 3  # type: ignore[misc]
+
+
+def test_a_prepared_request_built_by_prepare_equals_one_built_by_its_class() -> None:
+    # Every field given a value of its own: a field the fast builder forgot would differ (or be
+    # missing, and raise here).
+    values: list[Any] = [[UserMessage.of("hi")], [], [], "required", ModelSettings(seed=1)]
+    values += [["native"], None, None, True]
+    names = [f.name for f in dataclasses.fields(PreparedRequest)]
+    assert len(values) == len(names)
+    fast, plain = prepared_request(*values), PreparedRequest(*values)
+    assert type(fast) is PreparedRequest and fast == plain
+    assert [getattr(fast, n) for n in names] == [getattr(plain, n) for n in names]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.stream = False  # type: ignore[misc]

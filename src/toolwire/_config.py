@@ -163,9 +163,7 @@ class RunConfig:
         # still refuses assignment.
         given = _checked(options) if options else {}
         if "settings" not in given:
-            # Each config has settings of its own, as before (`extra` given: the default
-            # factory is slower).
-            given["settings"] = ModelSettings(extra={})
+            given["settings"] = ModelSettings()  # each config has settings of its own, as before
         self._store(given)
 
     def _store(self, given: dict[str, Any]) -> None:
@@ -173,12 +171,13 @@ class RunConfig:
         values.update(given)
         if not _LIMIT_NAMES.isdisjoint(given):
             # Built once (RunLimits checks the budgets); no limit given: the shared default.
+            # Positional, in the fields' order: keywords would go through a dict.
             values["_limits"] = RunLimits(
-                max_iterations=self.max_iterations,
-                max_tokens=self.max_tokens,
-                max_cost=self.max_cost,
-                max_seconds=self.max_seconds,
-                raise_on_limit=self.raise_on_limit,
+                self.max_iterations,
+                self.max_tokens,
+                self.max_cost,
+                self.max_seconds,
+                self.raise_on_limit,
             )
 
     @property

@@ -21,7 +21,7 @@ import reprlib
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform, overload
 
-__all__ = ["empty_dict", "empty_list", "record"]
+__all__ = ["empty_dict", "empty_list", "record", "unguarded"]
 
 _T = TypeVar("_T")
 
@@ -36,6 +36,17 @@ def empty_list() -> list[Any]:
 def empty_dict() -> dict[Any, Any]:
     """A new empty dict: a record field's `default_factory` (see `empty_list`)."""
     return {}
+
+
+def unguarded(cls: type[Any]) -> type[Any]:
+    """A class with the slots of the frozen record `cls` and no guard against assignment.
+
+    For a record built on every request: its own `__init__` sets each field through
+    `object.__setattr__`, several times slower than a plain store. An instance of this class
+    (`object.__new__`), its fields stored plainly, then given `cls` as its `__class__` (the
+    layouts are the same, so Python allows it), is a `cls` like any other, frozen from then on.
+    """
+    return type(f"_Unguarded{cls.__name__}", (), {"__slots__": cls.__slots__})
 
 
 def _values(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:

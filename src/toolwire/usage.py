@@ -260,6 +260,12 @@ class Cost:
         return self.total is not None
 
 
+_OFFLINE_COSTS = {
+    p: Cost(None, f"the offline {p!r} model has no price") for p in _OFFLINE_PROVIDERS
+}
+"""The price of an offline model's request, made once (a `Cost` is frozen, so one is shared)."""
+
+
 @record(frozen=True)
 class RunLimits:
     """Budgets for one run; reaching one ends it with a matching `stop_reason`.
@@ -366,7 +372,7 @@ def estimate_cost(requests: Iterable[tuple[str, str | None, Usage]]) -> Cost:
     total = Decimal(0)
     for provider, model, usage in requests:
         if provider in _OFFLINE_PROVIDERS:
-            return Cost(None, f"the offline {provider!r} model has no price")
+            return _OFFLINE_COSTS[provider]
         if not model:
             return Cost(None, f"{provider} did not say which model answered")
         try:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
-from .._record import empty_dict, empty_list, record
+from .._record import empty_dict, empty_list, record, unguarded
 from ..errors import UnsupportedError
 from ..messages import Message, UserMessage
 from ..native import NativeTool
@@ -31,6 +31,7 @@ __all__ = [
     "PreparedRequest",
     "ToolChoice",
     "check_tool_choice",
+    "prepared_request",
     "request_messages",
     "resolve_tools",
 ]
@@ -177,6 +178,36 @@ class PreparedRequest:
     output: OutputSpec | None = None
     output_definition: ToolDefinition | None = None
     stream: bool = False
+
+
+_PREPARING: Any = unguarded(PreparedRequest)
+
+
+def prepared_request(
+    messages: list[Message],
+    tools: list[Tool],
+    definitions: list[ToolDefinition],
+    tool_choice: ToolChoice,
+    settings: ModelSettings,
+    native_tools: list[Any],
+    output: OutputSpec | None,
+    output_definition: ToolDefinition | None,
+    stream: bool,
+) -> PreparedRequest:
+    """`PreparedRequest(...)` with every field given, built without the frozen class's
+    `object.__setattr__` per field (see `_record.unguarded`): `prepare` makes one per request."""
+    request = object.__new__(_PREPARING)
+    request.messages = messages
+    request.tools = tools
+    request.definitions = definitions
+    request.tool_choice = tool_choice
+    request.settings = settings
+    request.native_tools = native_tools
+    request.output = output
+    request.output_definition = output_definition
+    request.stream = stream
+    request.__class__ = PreparedRequest
+    return request
 
 
 def request_messages(prompt: str | None, history: Sequence[Message]) -> list[Message]:

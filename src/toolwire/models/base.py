@@ -50,6 +50,7 @@ from ._request import (
     PreparedRequest,
     ToolChoice,
     check_tool_choice,
+    prepared_request,
     request_messages,
     resolve_tools,
 )
@@ -275,9 +276,9 @@ class ModelBase(abc.ABC):
         definitions: list[ToolDefinition] = []
         for tool in tools:  # a loop: a comprehension builds a function on every request
             definitions.append(tool.definition(dialect))
-        # Every field, in order, positionally: a class called with keywords packs them into a
-        # dict and unpacks it again, on every request.
-        return PreparedRequest(
+        # Every field, in order, without the frozen class's own `__init__` (see
+        # `prepared_request`): this runs on every request.
+        return prepared_request(
             request.messages,
             tools,
             definitions,
