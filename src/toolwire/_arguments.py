@@ -146,7 +146,7 @@ class ToolContext:
 class Binding(Protocol):
     def validate_json(self, raw: str | bytes) -> Any: ...
     def validate_python(self, raw: Mapping[str, Any]) -> Any: ...
-    async def call(self, args: Any, ctx: ToolContext | None, name: str) -> Any: ...
+    def call(self, args: Any, ctx: ToolContext | None, name: str) -> Awaitable[Any]: ...
 
 
 def _runner(fn: Callable[..., Any], is_async: bool) -> Callable[..., Awaitable[Any]]:
@@ -199,7 +199,8 @@ class FunctionBinding:
     def validate_python(self, raw: Mapping[str, Any]) -> Any:
         return self._python(raw)
 
-    async def call(self, args: dict[str, Any], ctx: ToolContext | None, name: str) -> Any:
+    def call(self, args: dict[str, Any], ctx: ToolContext | None, name: str) -> Awaitable[Any]:
+        # Hands back the function's own awaitable: no coroutine of its own per call.
         if self._context_param is not None:
             args = {**args, self._context_param: ctx or ToolContext(tool_name=name)}
         if self._positional:
@@ -207,8 +208,8 @@ class FunctionBinding:
             given = [n for n in self._positional if n in kwargs]
             names = self._positional[: self._positional.index(given[-1]) + 1] if given else ()
             positional = [kwargs.pop(n) if n in kwargs else self._defaults[n] for n in names]
-            return await self._run(*positional, **kwargs)
-        return await self._run(**args)
+            return self._run(*positional, **kwargs)
+        return self._run(**args)
 
 
 def _context_param_of(fn: Callable[..., Any]) -> str | None:

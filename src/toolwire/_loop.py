@@ -225,7 +225,6 @@ class _Run:
         tools, natives = self.request_tools, self.request_natives
         if self.search is not None:
             tools, natives = self.search.select(tools, natives, self.messages)
-        estimate = self.sizer.request(tools, self.messages)  # worked out only if read
         # No closure here: a lambda would turn these locals into cells in every round's frame.
         if config.backend is not None:
             completion = await config.backend.model_step(
@@ -233,6 +232,9 @@ class _Run:
             )
         else:
             completion = await self._request(choice, native, tools, natives)
+        # Recorded once answered (the history and tools are as they were sent: only the loop
+        # changes them), so the estimate is not kept alive while the model answers.
+        estimate = self.sizer.request(tools, self.messages)  # worked out only if read
         completion.usage = estimate_later(completion.usage, estimate)
         # Priced by the provider that answered: a fallback model may have answered through
         # another provider than the one it is named after.
@@ -491,7 +493,6 @@ class _Run:
         started = time.perf_counter()
         if self.observed:
             await self.emit(FunctionCallStarted(call.id, call.name, call.arguments, iteration))
-        tool_call = ToolCall(call.id, call.name, call.arguments)
         tool = self.tools.get(call.name)
         if self.search is not None:  # a deferred tool not found yet answers with an error
             tool = self.search.gate(call.name, tool, self.messages)
@@ -510,16 +511,16 @@ class _Run:
                 answer = (message, None)
                 message = (await config.trace_tool(call, None, lambda: _ready(answer)))[0]
         elif config.backend is None:
-            message, error = await call_tool(tool, call, tool_call, None)
+            message, error = await call_tool(tool, call, None)
         elif self.node is not None and _delegation.runs_agent(tool):
             message = await _delegation.inline_step(
-                gate, functools.partial(call_tool, tool, call, tool_call, None)
+                gate, functools.partial(call_tool, tool, call, None)
             )
         else:
             backend = config.backend
 
             async def step(key: str) -> ToolResultMessage:
-                return (await call_tool(tool, call, tool_call, key))[0]
+                return (await call_tool(tool, call, key))[0]
 
             if gate is None:
                 message = await backend.tool_step(call, step)
@@ -561,15 +562,15 @@ class _Run:
         return message, trace
 
     async def _traced_call(
-        self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
+        self, tool: Tool, call: ToolCallBlock, key: str | None
     ) -> tuple[ToolResultMessage, BaseException | None]:
         trace_tool = self.config.trace_tool
         assert trace_tool is not None
         # Inside the step, so a durable run's replayed calls (not run again) get no span.
-        return await trace_tool(call, tool, lambda: self._run_tool(tool, call, tool_call, key))
+        return await trace_tool(call, tool, lambda: self._run_tool(tool, call, key))
 
     async def _run_tool(
-        self, tool: Tool, call: ToolCallBlock, tool_call: ToolCall, key: str | None
+        self, tool: Tool, call: ToolCallBlock, key: str | None
     ) -> tuple[ToolResultMessage, BaseException | None]:
         # The call's id for the log records of what it runs; a token rather than a context
         # manager, since this runs per call.
@@ -577,8 +578,13 @@ class _Run:
         try:
             config = self.config
             options = config.options
+            # What the hooks are handed (the same object to both), made only for them.
+            tool_call: ToolCall | None = None
+            if options.on_tool_call is not None or options.on_tool_result is not None:
+                tool_call = ToolCall(call.id, call.name, call.arguments)
             try:
                 if options.on_tool_call is not None:
+                    assert tool_call is not None
                     await maybe_await(options.on_tool_call(tool_call))
                 # Positional (see `_request`): name, call id, deps, metadata, idempotency key.
                 ctx = ToolContext(call.name, call.id, config.deps, {}, key)
@@ -588,6 +594,7 @@ class _Run:
             error = result.error
             message = ToolResultMessage.from_result(call.id, call.name, result)
             if options.on_tool_result is not None:
+                assert tool_call is not None
                 try:
                     await maybe_await(options.on_tool_result(tool_call, message))
                 except Exception as exc:
