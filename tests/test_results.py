@@ -63,6 +63,14 @@ def test_data_becomes_json_text_plus_structured(value: Any, structured: Any) -> 
     assert json.loads(result.text) == structured
 
 
+@pytest.mark.parametrize("value", [0, -7, 42, 10**30, True, False])
+def test_integers_and_flags_read_as_json_writes_them(value: int) -> None:
+    # Integers take a short path; its text must stay what the general path writes.
+    result = to_result(value)
+    assert result.text == json.dumps(value) and result.structured is value
+    assert not result.is_error and result.content == [TextPart(json.dumps(value))]
+
+
 def test_none_is_json_null() -> None:
     assert to_result(None).text == "null"
 
