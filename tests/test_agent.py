@@ -429,3 +429,21 @@ def test_loop_config_is_public_and_fresh_per_run() -> None:
     assert config.deps == "configured" and config.backend is None and config.stream_sink is None
     assert agent.loop_config(deps="mine").deps == "mine"
     assert agent.loop_config() is not config
+
+
+def test_loop_config_holds_each_part_of_the_agent_in_its_field() -> None:
+    model = ScriptedModel()
+    agent = Agent(model, tools=[add], max_iterations=3, subscribers=[print])
+
+    async def sink(event: Any) -> None: ...
+
+    def mine(event: Any) -> None: ...
+
+    config = agent.loop_config(deps="d", subscribers=[mine], sink=sink)
+    assert config.model is model and config.options is agent.config
+    assert config.tools is agent.tools and list(config.tools) == ["add"]
+    assert config.settings == ModelSettings() and config.limits.max_iterations == 3
+    assert config.deps == "d" and list(config.subscribers) == [print, mine]
+    assert config.stream_sink is sink and config.native_tools == []
+    assert config.backend is None and config.trace_tool is None
+    assert config.delegates is False and config.toolset is None

@@ -155,20 +155,24 @@ class Agent:
             sink: Where a streamed run's events go (`None`: the run does not stream).
         """
         config = self._config
+        # Positional, every field in order (a class called with keywords packs them into a dict
+        # and unpacks it again, once per run).
         return LoopConfig(
-            model=self.model,
-            options=config,
-            tools=self.tools,
-            settings=self._settings,
-            limits=self._limits,
-            deps=config.deps if deps is None else deps,
-            subscribers=[*config.subscribers, *subscribers] if subscribers else config.subscribers,
-            stream_sink=sink,
-            native_tools=self.native_tools,
+            self.model,
+            config,
+            self.tools,
+            self._settings,
+            self._limits,
+            config.deps if deps is None else deps,
+            [*config.subscribers, *subscribers] if subscribers else config.subscribers,
+            sink,
+            self.native_tools,
+            None,  # backend: in process
+            None,  # trace_tool: set by the tracer
             # Read per run, so `telemetry.instrument()` applies to agents built before it.
-            tracer=telemetry.active(),
-            delegates=self._delegates,
-            toolset=self.toolset,
+            telemetry.active(),
+            self._delegates,
+            self.toolset,
         )
 
     def as_tool(
