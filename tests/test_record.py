@@ -115,3 +115,70 @@ def test_first_line_compiles_no_repr_or_eq() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+def test_init_matches_dataclass(options: dict[str, bool]) -> None:
+    # `record` builds `__init__` from a shared template: same signature, defaults, factories,
+    # `init=False` fields and `__post_init__` as the `__init__` a dataclass compiles.
+    import inspect
+
+    made: list[type[Any]] = []
+    for decorate in (dataclass(slots=True, **options), record(**options)):
+
+        @decorate
+        class Shape:
+            name: str
+            sides: list[int] = field(default_factory=list[int])
+            colour: str = "red"
+            seen: list[str] = field(default_factory=list[str], init=False)
+            area: float = field(default=0.0, init=False)
+            scale: int = field(default=1, kw_only=True)
+
+            def __post_init__(self) -> None:
+                self.seen.append(self.name)
+
+        made.append(Shape)
+    std, rec = made
+    assert str(inspect.signature(rec)) == str(inspect.signature(std))
+    assert rec.__init__.__qualname__ == std.__init__.__qualname__
+    positional = not options.get("kw_only")
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((), {"name": "sq"}),
+        ((), {"name": "tri", "sides": [3], "scale": 2}),
+        (("x", [1], "b") if positional else (), {} if positional else {"name": "x", "colour": "b"}),
+    ]
+    for args, kwargs in calls:
+        one, two = rec(*args, **kwargs), std(*args, **kwargs)
+        assert repr(one) == repr(two)
+        assert (one.seen, one.area, one.scale) == (two.seen, two.area, two.scale)
+    assert rec(name="a").sides is not rec(name="a").sides  # each instance gets its own list
+    with pytest.raises(TypeError, match=r"missing 1 required .*argument: 'name'"):
+        rec()
+    copied = copy.copy(rec(name="p"))  # through __reduce_ex__ and the state, as pickle goes
+    assert repr(copied) == repr(rec(name="p"))
+    if options.get("frozen"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            del copied.name
+        assert rec.__dataclass_params__.frozen
+
+
+def test_init_order_errors_and_docs_as_dataclass() -> None:
+    with pytest.raises(TypeError, match="non-default argument 'y' follows default argument"):
+
+        @record
+        class Bad:  # pyright: ignore[reportUnusedClass]
+            x: int = 0
+            y: int  # pyright: ignore[reportGeneralTypeIssues]
+
+    @record
+    class Undocumented:
+        x: int
+        y: str = "a"
+
+    @dataclass
+    class Twin:
+        x: int
+        y: str = "a"
+
+    assert Undocumented.__doc__ == Twin.__doc__.replace("Twin", "Undocumented")  # type: ignore[union-attr]
