@@ -503,7 +503,7 @@ def _from_function(
         raise TypeError(f"tool() expects a function, got {type(fn).__name__}")
     signature = inspect_function(fn, ToolContext)
     binding = FunctionBinding(
-        fn, signature.adapter, signature.context_param, signature.positional, signature.is_async
+        fn, signature.validator, signature.context_param, signature.positional, signature.is_async
     )
     tool_name = name or getattr(fn, "__name__", None)
     if not tool_name or tool_name == "<lambda>":
