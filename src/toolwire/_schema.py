@@ -14,18 +14,18 @@ with such a tool, for a result written out in a few lines.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired, Required, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Required, cast, get_args, get_origin
 
 import docstring_parser
 import pydantic
 import pydantic_core
 import typing_extensions
-from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
 from ._record import record
@@ -33,20 +33,37 @@ from ._validate import describe_received
 from .errors import ArgumentProblem
 from .results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 
+if TYPE_CHECKING:
+    # Reached at run time as `pydantic.json_schema` once a `TypeAdapter` exists (see
+    # `no_field_titles`): a program whose tools all take scalars never loads it.
+    import pydantic.json_schema
+
 __all__ = [
     "ArgumentValidator",
     "FunctionSignature",
     "inspect_function",
     "is_async_callable",
+    "no_field_titles",
     "problems_from_validation_error",
     "value_schema",
 ]
 
 
-class _NoFieldTitles(GenerateJsonSchema):
-    # Pydantic titles every field after its name ("City" for `city`): noise in a model's context.
-    def field_title_should_be_set(self, schema: Any) -> bool:
+@functools.cache
+def no_field_titles() -> type[pydantic.json_schema.GenerateJsonSchema]:
+    """Pydantic's JSON Schema generator without the title it gives every field after its name
+    ("City" for `city`: noise in a model's context).
+
+    Made on first use, after a `TypeAdapter` or a model: `pydantic.TypeAdapter` is one of
+    Pydantic's lazily loaded names, and its module loads `pydantic.json_schema` (about a third of
+    Pydantic), which a run whose tools all take scalars does not need.
+    """
+
+    def field_title_should_be_set(self: Any, schema: Any) -> bool:
         return False
+
+    base = pydantic.json_schema.GenerateJsonSchema
+    return type("NoFieldTitles", (base,), {"field_title_should_be_set": field_title_should_be_set})
 
 
 class ArgumentValidator(typing.Protocol):
@@ -227,7 +244,7 @@ def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSign
     typed_dict.__pydantic_config__ = pydantic.ConfigDict(extra="forbid")
     try:
         adapter: pydantic.TypeAdapter[dict[str, Any]] = pydantic.TypeAdapter(typed_dict)
-        parameters = adapter.json_schema(schema_generator=_NoFieldTitles)
+        parameters = adapter.json_schema(schema_generator=no_field_titles())
     except pydantic.PydanticUserError as exc:
         raise TypeError(f"{name}: cannot build a schema for its parameters: {exc}") from exc
     except pydantic_core.SchemaError as exc:
@@ -353,7 +370,7 @@ def value_adapter(hint: Any) -> pydantic.TypeAdapter[Any]:
 
 def value_schema(hint: Any) -> dict[str, Any]:
     """The JSON Schema of any type Pydantic understands (models, TypedDicts, dataclasses...)."""
-    return value_adapter(hint).json_schema(schema_generator=_NoFieldTitles)
+    return value_adapter(hint).json_schema(schema_generator=no_field_titles())
 
 
 _MESSAGES: dict[str, str] = {
