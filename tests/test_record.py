@@ -7,7 +7,7 @@ import dataclasses
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -45,6 +45,8 @@ def test_behaves_as_dataclass(options: dict[str, bool]) -> None:
     std, rec = _twins(options)
     assert dataclasses.is_dataclass(rec)
     assert [f.name for f in dataclasses.fields(rec)] == [f.name for f in dataclasses.fields(std)]
+    assert [f.type for f in dataclasses.fields(rec)] == [f.type for f in dataclasses.fields(std)]
+    assert rec.__annotations__ == std.__annotations__
     assert repr(rec(x=1, y=[2])) == repr(std(x=1, y=[2]))
     assert rec.__repr__.__qualname__ == std.__repr__.__qualname__
     for left, right in [
@@ -182,3 +184,14 @@ def test_init_order_errors_and_docs_as_dataclass() -> None:
         y: str = "a"
 
     assert Undocumented.__doc__ == Twin.__doc__.replace("Twin", "Undocumented")  # type: ignore[union-attr]
+
+
+def test_class_variables_stay_out_of_the_fields() -> None:
+    @record(frozen=True)
+    class Counted:
+        limit: ClassVar[int] = 3
+        value: int = 0
+
+    assert [f.name for f in dataclasses.fields(Counted)] == ["value"]
+    assert Counted.limit == 3 and Counted(2).value == 2
+    assert Counted.__annotations__ == {"limit": "ClassVar[int]", "value": "int"}

@@ -213,6 +213,14 @@ def _add_init(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...], frozen
     cls.__init__ = init
 
 
+_ORDINARY = object()
+"""Stands for an ordinary string annotation while `dataclass` reads the class."""
+
+
+def _ordinary(hint: str) -> bool:
+    return "ClassVar" not in hint and "InitVar" not in hint and "KW_ONLY" not in hint
+
+
 def _plain_enough(cls: type[Any]) -> bool:
     """Whether `record` can build the class's methods itself (else `dataclass` does)."""
     annotations = inspect.get_annotations(cls)
@@ -264,17 +272,35 @@ def record(
         )
         undocumented = not cls.__doc__
         plain = _plain_enough(cls)
-        # `plain`: nothing compiled here; `__init__` and the frozen guards are added below.
-        made: type[Any] = dataclasses.dataclass(
-            cls,
-            repr=False,
-            eq=False,
-            frozen=frozen and not plain,
-            kw_only=kw_only,
-            slots=slots,
-            init=init and not plain,
-        )
+        real = inspect.get_annotations(cls) if plain else None
+        if real:
+            # `dataclass` matches each string annotation against three patterns (ClassVar,
+            # InitVar, KW_ONLY): a fifth of its work here. The ones that cannot be any of them
+            # are shown to it as a plain type and given back right after.
+            cls.__annotations__ = {
+                name: _ORDINARY if isinstance(hint, str) and _ordinary(hint) else hint
+                for name, hint in real.items()
+            }
+        try:
+            # `plain`: nothing compiled here; `__init__` and the frozen guards are added below.
+            made: type[Any] = dataclasses.dataclass(
+                cls,
+                repr=False,
+                eq=False,
+                frozen=frozen and not plain,
+                kw_only=kw_only,
+                slots=slots,
+                init=init and not plain,
+            )
+        finally:
+            if real:
+                cls.__annotations__ = real
         fields = dataclasses.fields(made)
+        if real:
+            made.__annotations__ = real
+            for f in fields:
+                if f.type is _ORDINARY:
+                    f.type = real[f.name]
         params: Any = made.__dataclass_params__
         if plain:
             params.init, params.frozen = init, frozen
