@@ -37,7 +37,9 @@ import types
 from collections.abc import Callable
 from typing import Any, TypeVar, cast, dataclass_transform, overload
 
-__all__ = ["record"]
+from . import _record_shapes
+
+__all__ = ["init_source", "record"]
 
 _T = TypeVar("_T")
 _MISSING: Any = dataclasses.MISSING
@@ -52,8 +54,11 @@ class _Factory:
 
 _FACTORY = _Factory()
 
-_TEMPLATES: dict[str, types.CodeType] = {}
-"""`__init__` code by its source with placeholder names: one compile per shape."""
+_TEMPLATES: dict[str, types.CodeType] = {
+    source: template.__code__ for source, template in _record_shapes.SHAPES.items()
+}
+"""`__init__` code by its source with placeholder names: one compile per shape (the shapes behind
+the first line come compiled, with `_record_shapes`'s byte code)."""
 
 
 def _values(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
@@ -141,6 +146,12 @@ def _add_frozen_guards(
     _set_methods(cls, methods)
 
 
+def init_source(signature: str, lines: list[str], name: str = "__init__") -> str:
+    """The source of an `__init__` template (`_record_shapes` holds the same, compiled)."""
+    body = "\n    ".join(lines) or "pass"
+    return f"def {name}({signature}):\n    {body}\n"
+
+
 def _add_init(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...], frozen: bool) -> None:
     """`__init__` as `dataclass` writes it, from a code template shared by classes of one shape."""
     params = [f for f in fields if f.init and not f.kw_only]
@@ -181,7 +192,7 @@ def _add_init(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...], frozen
         ["self", *(f"_p{index[f.name]}" for f in params)]
         + (["*", *(f"_p{index[f.name]}" for f in keywords)] if keywords else [])
     )
-    source = f"def __init__({signature}):\n " + ("\n ".join(lines) or "pass") + "\n"
+    source = init_source(signature, lines)
     template = _TEMPLATES.get(source)
     if template is None:
         made: dict[str, Any] = {}
@@ -193,6 +204,7 @@ def _add_init(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...], frozen
         co_varnames=tuple(names.get(n, n) for n in template.co_varnames),
         co_names=tuple(names.get(n, n) for n in template.co_names),
         co_consts=tuple(names.get(c, c) if isinstance(c, str) else c for c in template.co_consts),
+        co_name="__init__",
         co_qualname=f"{cls.__qualname__}.__init__",
     )
     defaults = tuple(
