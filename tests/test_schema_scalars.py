@@ -6,6 +6,8 @@ still takes."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Annotated, Any
 
 import pydantic
@@ -108,3 +110,19 @@ async def test_tool_with_scalars_runs_and_reports_as_before(arguments: str) -> N
     made = [tool(fast, name="forecast"), tool(slow, name="forecast")]
     results = [await t.invoke(arguments) for t in made]
     assert results[0] == results[1]
+
+
+def test_a_scalar_tool_loads_no_pydantic_schema_generation() -> None:
+    # What made a script's first run heavy: the TypeAdapter machinery and its plugin lookup.
+    code = (
+        "import sys\n"
+        "from toolwire import Agent, tool, model\n"
+        "def forecast(city: str, days: int, metric: bool = True) -> str:\n"
+        "    '''Forecast.\\n\\n    Args:\\n        city: City name.\\n        days: Days.\\n    '''\n"
+        "    return city\n"
+        "tool(forecast)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic.', 'importlib.metadata'))"
+        " and m.split('.')[1] in ('json_schema', 'type_adapter', 'main', 'fields', 'metadata')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

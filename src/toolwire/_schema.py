@@ -166,12 +166,17 @@ def _upgrade_typeddicts(hint: Any, depth: int = 0) -> Any:
     return hint.copy_with(new_args)
 
 
+@functools.cache
+def _field_info() -> type[Any]:
+    """Pydantic's `FieldInfo` (what `pydantic.Field()` makes), through its lazily loaded `Field`."""
+    made: object = pydantic.Field()
+    return type(made)
+
+
 def _has_field_description(hint: Any) -> bool:
     if get_origin(hint) is not Annotated:
         return False
-    return any(
-        isinstance(m, pydantic.fields.FieldInfo) and m.description for m in get_args(hint)[1:]
-    )
+    return any(isinstance(m, _field_info()) and m.description for m in get_args(hint)[1:])
 
 
 def is_async_callable(fn: Callable[..., Any]) -> bool:
@@ -199,8 +204,6 @@ def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSign
 
     description, param_docs = _docstring(fn)
     given: list[tuple[str, Any, str | None, Any]] = []  # name, hint, doc, default
-    fields: dict[str, Any] = {}
-    defaults: dict[str, Any] = {}
     context_param: str | None = None
     positional: list[str] = []
     for param in signature.parameters.values():
@@ -217,15 +220,7 @@ def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSign
         if _is_context_type(hint, context_type):
             context_param = param.name
             continue
-        doc = param_docs.get(param.name)
-        given.append((param.name, hint, doc, param.default))
-        if doc and not _has_field_description(hint):
-            hint = Annotated[hint, pydantic.Field(description=doc)]
-        if param.default is param.empty:
-            fields[param.name] = Required[hint]
-        else:
-            fields[param.name] = NotRequired[hint]
-            defaults[param.name] = param.default
+        given.append((param.name, hint, param_docs.get(param.name), param.default))
 
     td_name = f"{getattr(fn, '__name__', 'tool')}_arguments"
     scalar = _scalar_signature(td_name, given)
@@ -240,6 +235,16 @@ def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSign
             is_async=is_async_callable(fn),
             output_schema=_output_schema(hints.get("return", inspect.Signature.empty)),
         )
+    fields: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    for key, hint, doc, default in given:
+        if doc and not _has_field_description(hint):
+            hint = Annotated[hint, pydantic.Field(description=doc)]
+        if default is inspect.Parameter.empty:
+            fields[key] = Required[hint]
+        else:
+            fields[key] = NotRequired[hint]
+            defaults[key] = default
     typed_dict: Any = typing_extensions.TypedDict(td_name, fields)  # pyright: ignore[reportCallIssue, reportArgumentType]
     typed_dict.__pydantic_config__ = pydantic.ConfigDict(extra="forbid")
     try:
