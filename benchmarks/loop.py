@@ -6,16 +6,24 @@ openai-agents (a fake `Model`). The model and the tool do almost nothing, so the
 the framework's own overhead. Runs at 200 and at 400 rounds show whether a round gets dearer as
 the history grows. Then toolwire's per-round time with OpenTelemetry tracing off, on with no SDK
 configured, and on with the SDK recording in memory; then with the tool wrapped by middleware (a
-`ToolWrapper`, resolved for every request). Last: 20 calls of a tool that sleeps 100 ms, in one
-turn.
+`ToolWrapper`, resolved for every request). Then 20 calls of a tool that sleeps 100 ms, in one
+turn. Last, the cold first run: in a fresh interpreter, the user's import line, then the first run
+of 200 rounds (tool and agent built, whatever the imports left to first use paid where it falls),
+toolwire and pydantic-ai in turns, CPU time; the goal is pydantic-ai's per-round figure at least 50x
+toolwire's.
 
-Run: `make bench` or `.venv/bin/python benchmarks/loop.py`.
+Run: `make bench` or `.venv/bin/python benchmarks/loop.py` (`--cold` for the last line alone).
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -233,6 +241,72 @@ async def parallel_sleepers() -> float:
     return elapsed
 
 
+COLD_GOAL = 50
+COLD_RUNS = 3
+COLD_IMPORTS = {
+    "toolwire": "from toolwire import Agent, FunctionModel, tool",
+    "pydantic-ai": "from pydantic_ai import Agent; from pydantic_ai.models.function import FunctionModel",
+}
+COLD_BUILDERS: dict[str, Callable[[int], Callable[[], Awaitable[Any]] | None]] = {}
+
+
+def cold_child(name: str, rounds: int) -> None:
+    """In a fresh interpreter: the import line, then the first run (its builder included)."""
+    started = time.process_time()
+    exec(COLD_IMPORTS[name])
+    imported = time.process_time()
+    run = COLD_BUILDERS[name](rounds)
+    assert run is not None
+    asyncio.run(run())
+    done = time.process_time()
+    figures = {"import_ms": (imported - started) * 1e3, "us_per_round": (done - imported) / rounds}
+    figures["us_per_round"] *= 1e6
+    print(json.dumps(figures))
+
+
+def cold_compare(rounds: int = ROUND_COUNTS[0]) -> dict[str, dict[str, float]] | None:
+    """Median over `COLD_RUNS` fresh interpreters per framework, started in turns."""
+    figures: dict[str, list[dict[str, float]]] = {name: [] for name in COLD_IMPORTS}
+    for n in range(COLD_RUNS):
+        order = list(COLD_IMPORTS) if n % 2 == 0 else list(reversed(COLD_IMPORTS))
+        for name in order:
+            done = subprocess.run(
+                [sys.executable, __file__, "--cold-child", name, str(rounds)],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
+            )
+            if done.returncode != 0:
+                if name == "toolwire":
+                    raise SystemExit(done.stderr)
+                return None  # pydantic-ai not installed
+            figures[name].append(json.loads(done.stdout.splitlines()[-1]))
+    return {
+        name: {key: statistics.median(f[key] for f in runs) for key in runs[0]}
+        for name, runs in figures.items()
+    }
+
+
+def print_cold(rounds: int = ROUND_COUNTS[0]) -> None:
+    cold = cold_compare(rounds)
+    if cold is None:
+        print("cold first run: pydantic-ai not installed (pip install -e '.[bench]')")
+        return
+    print(
+        f"cold first run after the import line, {rounds} rounds (CPU, median of {COLD_RUNS} "
+        f"fresh interpreters each, load {os.getloadavg()[0]:.2f}):"
+    )
+    for name, values in cold.items():
+        print(
+            f"{name:>14}{values['us_per_round']:>10.1f} us per round"
+            f"   (import line {values['import_ms']:.0f} ms)"
+        )
+    ratio = cold["pydantic-ai"]["us_per_round"] / cold["toolwire"]["us_per_round"]
+    print(
+        f"pydantic-ai per cold round / toolwire per cold round: {ratio:.1f}x (goal >= {COLD_GOAL}x)"
+    )
+
+
 async def main() -> None:
     builders: dict[str, Callable[[int], Callable[[], Awaitable[Any]] | None]] = {
         "toolwire": toolwire_run,
@@ -276,7 +350,15 @@ async def main() -> None:
     )
     elapsed = await parallel_sleepers()
     print(f"20 calls of a 100 ms tool in one turn: {elapsed * 1000:.0f} ms in all")
+    print_cold()
 
+
+COLD_BUILDERS.update({"toolwire": toolwire_run, "pydantic-ai": pydantic_ai_run})
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--cold-child"]:
+        cold_child(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1:2] == ["--cold"]:
+        print_cold()
+    else:
+        asyncio.run(main())

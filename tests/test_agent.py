@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 import toolwire.tools
+import toolwire.toolsets
 from toolwire import (
     Agent,
     FunctionCallCompleted,
@@ -67,9 +68,14 @@ def tool_results(messages: Sequence[Message]) -> list[str]:
 def test_run_options_and_run_config_hold_the_same_options_with_the_same_types() -> None:
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     assert fields == set(RunOptions.__annotations__)
-    # String type aliases (ToolLike) and names imported only for type checkers (RetryPolicy) are
-    # resolved in the namespaces that define them.
-    names = {**vars(toolwire.tools), "RetryPolicy": RetryPolicy}
+    # String type aliases (ToolLike, ToolsetLike) and names imported only for type checkers
+    # (RetryPolicy, ToolSearch, the toolsets) are resolved in the namespaces that define them.
+    names = {
+        **vars(toolwire.tools),
+        **vars(toolwire.toolsets),
+        "RetryPolicy": RetryPolicy,
+        "ToolSearch": ToolSearch,
+    }
     assert typing.get_type_hints(RunConfig, localns=names) == typing.get_type_hints(
         RunOptions, localns=names
     )

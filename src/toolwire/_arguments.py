@@ -21,7 +21,7 @@ import anyio.to_thread
 import pydantic
 
 from ._record import empty_dict, record
-from ._schema import is_async_callable
+from ._schema import ArgumentValidator, is_async_callable
 from ._schema_refs import SchemaIndex
 from ._validate import SchemaValidator
 from .errors import ArgumentProblem, SchemaError, ToolArgumentsError, ToolError
@@ -171,14 +171,13 @@ class FunctionBinding:
     def __init__(
         self,
         fn: Callable[..., Any],
-        adapter: pydantic.TypeAdapter[dict[str, Any]],
+        validator: ArgumentValidator,
         context_param: str | None,
         positional: tuple[str, ...],
         is_async: bool,
     ) -> None:
         # The core validator's own methods, bound once: no Python wrapper between a call's
         # arguments and pydantic-core.
-        validator = adapter.validator
         self._json: Callable[[str | bytes], Any] = validator.validate_json
         self._python: Callable[[Mapping[str, Any]], Any] = validator.validate_python
         self._context_param = context_param

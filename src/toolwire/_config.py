@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, Unpack, cast
+
+from typing_extensions import TypeIs
 
 from ._events import StreamSink, Subscriber
 from ._handoff import HandoffLike
@@ -21,16 +23,18 @@ from ._run_result import RunResult
 from ._steps import StepBackend, ToolTracer
 from .budgets import OutputBudget
 from .messages import ToolResultMessage
-from .middleware import Hooks, with_hooks
+from .middleware import Hooks, ToolWrapper, with_hooks
 from .models.base import Model, ModelSettings, OutputMode, ToolCall, ToolChoice
 from .native import NativeTool
-from .tool_search import ToolSearch
 from .tools import Tool, as_tool
-from .toolsets import Toolset, ToolsetLike
 from .usage import RunLimits
 
 if TYPE_CHECKING:
+    # Types only: a run reaches tool search and toolsets through the objects it is given
+    # (`ToolSearcher`, `Toolset.for_run`), so a run without them never loads their modules.
     from .models.wrappers import RetryPolicy
+    from .tool_search import ToolSearch
+    from .toolsets import Toolset, ToolsetLike
 
 __all__ = [
     "ApprovalPolicy",
@@ -38,7 +42,11 @@ __all__ = [
     "RunConfig",
     "RunOptions",
     "RunTracer",
+    "SearchSession",
+    "ToolSearcher",
     "build_tools",
+    "default_search",
+    "is_toolset",
     "native_specs",
 ]
 
@@ -253,6 +261,37 @@ class RunTracer(Protocol):
         ...
 
 
+class SearchSession(Protocol):
+    """One run's tool search, as the loop asks it (`toolwire.tool_search.SearchRun`)."""
+
+    tools: dict[str, Tool]
+    """The run's tools, the search tool among them."""
+
+    def select(
+        self, tools: list[Tool], natives: list[Any], messages: Sequence[Any]
+    ) -> tuple[list[Tool], list[Any]]:
+        """The tools and provider-side tools the next request carries."""
+        ...
+
+    def offer(self, tools: Mapping[str, Tool]) -> dict[str, Tool]:
+        """A toolset step's tools as calls may reach them (the search tool among them)."""
+        ...
+
+    def gate(self, name: str, found: Tool | None, messages: Sequence[Any]) -> Tool | None:
+        """The tool a call named `name` runs (a deferred one not found yet answers an error)."""
+        ...
+
+
+class ToolSearcher(Protocol):
+    """Starts a run's tool search (`toolwire.ToolSearch`)."""
+
+    def start(
+        self, model: Any, tools: Mapping[str, Tool], *, toolset: bool = False
+    ) -> SearchSession | None:
+        """The run's search, or `None` when nothing is deferred."""
+        ...
+
+
 @record
 class LoopConfig:
     """A run's `RunConfig` resolved for the loop (`Agent.loop_config` builds one per run).
@@ -275,6 +314,8 @@ class LoopConfig:
         delegates: The run can hand over to or call other agents (handoffs, agent tools).
         toolset: Asked for the tools of every step (plain tools included, hooks applied);
             `None` when the tools are fixed (`tools` then holds them all).
+        search: Starts the run's tool search: the configured `tool_search`, else the one a
+            deferred tool or the toolset brings (`default_search`); `None`: nothing is deferred.
     """
 
     model: Model
@@ -291,6 +332,7 @@ class LoopConfig:
     tracer: RunTracer | None = None
     delegates: bool = False
     toolset: Toolset | None = None
+    search: ToolSearcher | None = None
 
 
 def native_specs(tools: Sequence[ToolsetLike]) -> list[NativeTool]:
@@ -302,11 +344,31 @@ def native_specs(tools: Sequence[ToolsetLike]) -> list[NativeTool]:
     return found
 
 
+def is_toolset(item: object) -> TypeIs[Toolset]:
+    """Whether `item` is a `Toolset` (asked per step), told without importing the toolsets: only
+    a toolset has `for_run`, the door a run goes through to them."""
+    return getattr(type(item), "for_run", None) is not None
+
+
+def default_search(tools: Iterable[Tool], toolset: Toolset | None) -> ToolSearcher | None:
+    """The tool search of a run with no `tool_search` configured: the one its toolset or a
+    deferred tool (through any wrappers) brings, else `None` (nothing is deferred)."""
+    if toolset is not None:
+        return toolset.default_search()
+    for item in tools:
+        while isinstance(item, ToolWrapper):
+            make: Callable[[], ToolSearcher] | None = getattr(item, "default_search", None)
+            if make is not None:
+                return make()
+            item = item.wrapped
+    return None
+
+
 def build_tools(tools: Sequence[ToolsetLike], hooks: Hooks | None) -> dict[str, Tool]:
     """Tools by name, each wrapped with the run's hooks; duplicate names are refused."""
     out: dict[str, Tool] = {}
     for item in tools:
-        if isinstance(item, (NativeTool, Toolset)):  # a tuple: `|` would build a union each time
+        if isinstance(item, NativeTool) or is_toolset(item):
             # Natives are run by the provider (`native_specs` keeps them for every request);
             # toolsets are asked each step (`LoopConfig.toolset`).
             continue

@@ -65,9 +65,7 @@ from .models.base import (
 from .output import RunOutput
 from .results import TextPart, error_result
 from .tokens import RequestSizer
-from .tool_search import start_search
 from .tools import Tool, ToolContext
-from .toolsets import StepTools, ToolsetContext
 from .usage import estimate_cost, estimate_later, sum_usages
 
 __all__ = ["run"]
@@ -252,8 +250,11 @@ class _Run:
         deferred ones searched for (`tool_search`), each result held to its budget."""
         options = config.options
         # Deferred tools and the search for them (None: nothing is deferred, nothing changes).
-        self.search = start_search(
-            options.tool_search, config.model, config.tools, toolset=config.toolset is not None
+        search = config.search
+        self.search = (
+            search.start(config.model, config.tools, toolset=config.toolset is not None)
+            if search is not None
+            else None
         )
         # The search tool is reached by calls; `select` adds it to the requests that need it.
         self.request_tools: list[Tool] = list(config.tools.values())
@@ -261,7 +262,7 @@ class _Run:
             config = dataclasses.replace(config, tools=self.search.tools)
         self.config = config
         self.tools: Mapping[str, Tool] = config.tools
-        self.toolset = StepTools(config.toolset) if config.toolset is not None else None
+        self.toolset = config.toolset.step_tools() if config.toolset is not None else None
         if self.output is not None:
             self.request_tools += self.output.tools()
         self.request_natives: list[Any] = list(config.native_tools)
@@ -274,10 +275,9 @@ class _Run:
         in `ask`."""
         toolset = self.toolset
         assert toolset is not None
-        ctx = ToolsetContext(
-            step=self.iterations, messages=self.messages, deps=self.config.deps, run_id=self.run_id
-        )
-        if await toolset.refresh(ctx):  # unchanged: the last step's lists stand as they are
+        if await toolset.refresh_step(
+            self.iterations, self.messages, self.config.deps, self.run_id
+        ):  # unchanged: the last step's lists stand as they are
             tools = toolset.by_name
             self.tools = tools if self.search is None else self.search.offer(tools)
             self.request_tools = list(tools.values())

@@ -3,42 +3,80 @@
 A function's parameters become a `TypedDict` validated by one Pydantic `TypeAdapter`: validation
 yields the keyword arguments directly (no model instance to unpack), and parameters the model left
 out fall back to the function's own defaults.
+
+A function whose parameters are all `str`, `int`, `float` or `bool` (or one of them `| None`), the
+usual tool, gets the same schema and the same pydantic-core validator built directly
+(`_scalar_signature`): Pydantic's schema generation around a `TypeAdapter` (its generator modules,
+its plugin lookup through the installed packages' metadata) was most of the first run of a script
+with such a tool, for a result written out in a few lines.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired, Required, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, Required, cast, get_args, get_origin
 
 import docstring_parser
 import pydantic
 import pydantic_core
 import typing_extensions
-from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import core_schema
 
 from ._record import record
 from ._validate import describe_received
 from .errors import ArgumentProblem
 from .results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 
+if TYPE_CHECKING:
+    # Reached at run time as `pydantic.json_schema` once a `TypeAdapter` exists (see
+    # `no_field_titles`): a program whose tools all take scalars never loads it.
+    import pydantic.json_schema
+
 __all__ = [
+    "ArgumentValidator",
     "FunctionSignature",
     "inspect_function",
     "is_async_callable",
+    "no_field_titles",
     "problems_from_validation_error",
     "value_schema",
 ]
 
 
-class _NoFieldTitles(GenerateJsonSchema):
-    # Pydantic titles every field after its name ("City" for `city`): noise in a model's context.
-    def field_title_should_be_set(self, schema: Any) -> bool:
+@functools.cache
+def no_field_titles() -> type[pydantic.json_schema.GenerateJsonSchema]:
+    """Pydantic's JSON Schema generator without the title it gives every field after its name
+    ("City" for `city`: noise in a model's context).
+
+    Made on first use, after a `TypeAdapter` or a model: `pydantic.TypeAdapter` is one of
+    Pydantic's lazily loaded names, and its module loads `pydantic.json_schema` (about a third of
+    Pydantic), which a run whose tools all take scalars does not need.
+    """
+
+    def field_title_should_be_set(self: Any, schema: Any) -> bool:
         return False
+
+    base = pydantic.json_schema.GenerateJsonSchema
+    return type("NoFieldTitles", (base,), {"field_title_should_be_set": field_title_should_be_set})
+
+
+class ArgumentValidator(typing.Protocol):
+    """What validates a tool's arguments (a pydantic-core `SchemaValidator`, or the one a
+    `TypeAdapter` holds)."""
+
+    def validate_json(self, input: str | bytes, /) -> Any:
+        """Validate a JSON text into keyword arguments."""
+        ...
+
+    def validate_python(self, input: Any, /) -> Any:
+        """Validate a mapping into keyword arguments."""
+        ...
 
 
 @record(frozen=True)
@@ -48,7 +86,8 @@ class FunctionSignature:
     Attributes:
         description: The docstring's summary and body, without the parameter sections.
         parameters: The JSON Schema of the arguments the model provides.
-        adapter: Validates a JSON string or a mapping into keyword arguments.
+        validator: Validates a JSON string or a mapping into keyword arguments (pydantic-core's
+            validator: `validate_json`, `validate_python`).
         context_param: The parameter that receives the `ToolContext`, if any.
         positional: Positional-only parameters, passed by position in this order.
         is_async: Whether calling the function returns an awaitable.
@@ -57,7 +96,7 @@ class FunctionSignature:
 
     description: str
     parameters: dict[str, Any]
-    adapter: pydantic.TypeAdapter[dict[str, Any]]
+    validator: ArgumentValidator
     context_param: str | None
     positional: tuple[str, ...]
     is_async: bool
@@ -127,12 +166,17 @@ def _upgrade_typeddicts(hint: Any, depth: int = 0) -> Any:
     return hint.copy_with(new_args)
 
 
+@functools.cache
+def _field_info() -> type[Any]:
+    """Pydantic's `FieldInfo` (what `pydantic.Field()` makes), through its lazily loaded `Field`."""
+    made: object = pydantic.Field()
+    return type(made)
+
+
 def _has_field_description(hint: Any) -> bool:
     if get_origin(hint) is not Annotated:
         return False
-    return any(
-        isinstance(m, pydantic.fields.FieldInfo) and m.description for m in get_args(hint)[1:]
-    )
+    return any(isinstance(m, _field_info()) and m.description for m in get_args(hint)[1:])
 
 
 def is_async_callable(fn: Callable[..., Any]) -> bool:
@@ -159,8 +203,7 @@ def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSign
         raise TypeError(f"Cannot resolve the type hints of {name}: {exc}") from exc
 
     description, param_docs = _docstring(fn)
-    fields: dict[str, Any] = {}
-    defaults: dict[str, Any] = {}
+    given: list[tuple[str, Any, str | None, Any]] = []  # name, hint, doc, default
     context_param: str | None = None
     positional: list[str] = []
     for param in signature.parameters.values():
@@ -177,21 +220,36 @@ def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSign
         if _is_context_type(hint, context_type):
             context_param = param.name
             continue
-        doc = param_docs.get(param.name)
-        if doc and not _has_field_description(hint):
-            hint = Annotated[hint, pydantic.Field(description=doc)]
-        if param.default is param.empty:
-            fields[param.name] = Required[hint]
-        else:
-            fields[param.name] = NotRequired[hint]
-            defaults[param.name] = param.default
+        given.append((param.name, hint, param_docs.get(param.name), param.default))
 
     td_name = f"{getattr(fn, '__name__', 'tool')}_arguments"
+    scalar = _scalar_signature(td_name, given)
+    if scalar is not None:
+        validator, parameters = scalar
+        return FunctionSignature(
+            description=description,
+            parameters=parameters,
+            validator=validator,
+            context_param=context_param,
+            positional=tuple(positional),
+            is_async=is_async_callable(fn),
+            output_schema=_output_schema(hints.get("return", inspect.Signature.empty)),
+        )
+    fields: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    for key, hint, doc, default in given:
+        if doc and not _has_field_description(hint):
+            hint = Annotated[hint, pydantic.Field(description=doc)]
+        if default is inspect.Parameter.empty:
+            fields[key] = Required[hint]
+        else:
+            fields[key] = NotRequired[hint]
+            defaults[key] = default
     typed_dict: Any = typing_extensions.TypedDict(td_name, fields)  # pyright: ignore[reportCallIssue, reportArgumentType]
     typed_dict.__pydantic_config__ = pydantic.ConfigDict(extra="forbid")
     try:
         adapter: pydantic.TypeAdapter[dict[str, Any]] = pydantic.TypeAdapter(typed_dict)
-        parameters = adapter.json_schema(schema_generator=_NoFieldTitles)
+        parameters = adapter.json_schema(schema_generator=no_field_titles())
     except pydantic.PydanticUserError as exc:
         raise TypeError(f"{name}: cannot build a schema for its parameters: {exc}") from exc
     except pydantic_core.SchemaError as exc:
@@ -206,7 +264,7 @@ def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSign
     return FunctionSignature(
         description=description,
         parameters=parameters,
-        adapter=adapter,
+        validator=cast(ArgumentValidator, adapter.validator),  # a plugin may wrap it
         context_param=context_param,
         positional=tuple(positional),
         is_async=is_async_callable(fn),
@@ -222,7 +280,68 @@ _PLAIN_RETURNS: tuple[Any, ...] = (
     bytes,
     Any,
     object,
+    # Not objects either: no schema to build to find out.
+    int,
+    float,
+    bool,
 )
+
+_SCALARS: dict[Any, tuple[str, Callable[[], core_schema.CoreSchema]]] = {
+    str: ("string", core_schema.str_schema),
+    int: ("integer", core_schema.int_schema),
+    float: ("number", core_schema.float_schema),
+    bool: ("boolean", core_schema.bool_schema),
+}
+"""The parameter types `_scalar_signature` handles: JSON Schema type, pydantic-core schema."""
+
+
+def _scalar(hint: Any) -> tuple[dict[str, Any], core_schema.CoreSchema] | None:
+    """A `str`/`int`/`float`/`bool` hint, or one of them `| None`, as Pydantic would write it."""
+    known = _SCALARS.get(hint)
+    if known is not None:
+        return {"type": known[0]}, known[1]()
+    if get_origin(hint) in (typing.Union, types.UnionType):
+        args = get_args(hint)
+        if len(args) == 2 and args[1] is type(None):
+            inner = _SCALARS.get(args[0])
+            if inner is not None:
+                shown = {"anyOf": [{"type": inner[0]}, {"type": "null"}]}
+                return shown, core_schema.nullable_schema(inner[1]())
+    return None
+
+
+def _scalar_signature(
+    title: str, given: Sequence[tuple[str, Any, str | None, Any]]
+) -> tuple[ArgumentValidator, dict[str, Any]] | None:
+    """The schema and validator `TypeAdapter` makes for parameters that are all scalars (keys
+    sorted as Pydantic sorts them), or `None` for any other signature."""
+    properties: dict[str, Any] = {}
+    fields: dict[str, core_schema.TypedDictField] = {}
+    required: list[str] = []
+    for name, hint, doc, default in given:
+        scalar = _scalar(hint)
+        if scalar is None:
+            return None
+        shown, schema = scalar
+        if doc:
+            shown = dict(sorted({**shown, "description": doc}.items()))
+        missing = default is inspect.Parameter.empty
+        if missing:
+            required.append(name)
+        else:
+            with contextlib.suppress(pydantic_core.PydanticSerializationError):
+                shown["default"] = pydantic_core.to_jsonable_python(default)
+        properties[name] = shown
+        fields[name] = core_schema.typed_dict_field(schema, required=missing)
+    config = core_schema.CoreConfig(title=title, extra_fields_behavior="forbid")
+    validator = pydantic_core.SchemaValidator(
+        core_schema.typed_dict_schema(fields, extra_behavior="forbid", config=config), config
+    )
+    parameters: dict[str, Any] = {"additionalProperties": False, "properties": properties}
+    if required:
+        parameters["required"] = required
+    parameters["type"] = "object"
+    return validator, parameters
 
 
 _CONTENT_TYPES = (TextPart, ImagePart, AudioPart, ResourcePart, ResourceLinkPart, ToolResult)
@@ -256,7 +375,7 @@ def value_adapter(hint: Any) -> pydantic.TypeAdapter[Any]:
 
 def value_schema(hint: Any) -> dict[str, Any]:
     """The JSON Schema of any type Pydantic understands (models, TypedDicts, dataclasses...)."""
-    return value_adapter(hint).json_schema(schema_generator=_NoFieldTitles)
+    return value_adapter(hint).json_schema(schema_generator=no_field_titles())
 
 
 _MESSAGES: dict[str, str] = {

@@ -20,7 +20,15 @@ if TYPE_CHECKING:
 
 from . import _loop, telemetry, ui  # pyright: ignore[reportPrivateUsage]
 from ._agent_tool import AgentTool, agent_tool
-from ._config import LoopConfig, RunConfig, RunOptions, build_tools, native_specs
+from ._config import (
+    LoopConfig,
+    RunConfig,
+    RunOptions,
+    build_tools,
+    default_search,
+    is_toolset,
+    native_specs,
+)
 from ._delegation import runs_agent, transfer_tool
 from ._events import RunCompleted, RunEvent, StreamSink, Subscriber
 from ._extras import require_extra
@@ -31,7 +39,6 @@ from .messages import Message
 from .models._matrix import split_client_run
 from .models.base import Model, ModelSettings, StreamEvent
 from .models.profiles import profile_of
-from .toolsets import run_toolset
 
 __all__ = ["Agent", "LoopConfig", "RunConfig", "RunOptions", "RunStream", "run_loop"]
 
@@ -105,7 +112,14 @@ class Agent:
             self.tools = with_read_result(built, budget, model.provider, model.model_name)
             # `read_result` joins a toolset's steps like the tools given with it.
             given = [*given, *(t for name, t in self.tools.items() if name not in built)]
-        self.toolset = run_toolset(given, config.hooks)
+        # Toolsets (and tool search) are reached through the objects given: a run with neither
+        # loads neither.
+        source = next((t for t in given if is_toolset(t)), None)
+        self.toolset = source.for_run(given, config.hooks) if source is not None else None
+        search = config.tool_search
+        self._search = (
+            search if search is not None else default_search(built.values(), self.toolset)
+        )
         self._delegates = bool(handoffs) or any(runs_agent(t) for t in self.tools.values())
         self._settings = ModelSettings.coerce(config.settings)
         self._limits = config.limits
@@ -173,6 +187,7 @@ class Agent:
             telemetry.active(),
             self._delegates,
             self.toolset,
+            self._search,
         )
 
     def as_tool(

@@ -112,6 +112,27 @@ class ToolSearch:
             raise ValueError("max_results must be at least 1")
         object.__setattr__(self, "keep", frozenset(self.keep))
 
+    def start(
+        self, model: object, tools: Mapping[str, Tool], *, toolset: bool = False
+    ) -> SearchRun | None:
+        """A run's tool search, or `None` when nothing is deferred (the run is unchanged).
+
+        `SearchRun.tools` is the run's tools with the search tool among them, for the loop to
+        run it like any other. A run with a toolset (`toolset=True`) always gets one: which of
+        its tools are deferred shows only in each step's list (`SearchRun.offer`).
+
+        Raises:
+            ValueError: a tool of the run already has the search tool's name.
+        """
+        if self.defer == "marked" and not (toolset or any(is_deferred(t) for t in tools.values())):
+            return None
+        if self.name in tools:
+            raise ValueError(
+                f"a tool is named {self.name!r}, the tool search tool's name: pass "
+                "ToolSearch(name=...) with another"
+            )
+        return SearchRun(self, model, tools)
+
     def index(self, tools: Sequence[Tool]) -> ToolIndex:
         """The index over `tools`, built once and shared by the runs of every agent configured
         with this `ToolSearch` (a few lists are kept; the index holds its tools alive, so their
@@ -127,6 +148,11 @@ class ToolSearch:
 
 class Deferred(ToolWrapper):
     """A tool sent only once the model has found it through tool search (see `deferred`)."""
+
+    def default_search(self) -> ToolSearch:
+        """The tool search of a run with a deferred tool and no `tool_search` configured (the
+        agent asks its tools' wrappers for one, so a run without them never loads this module)."""
+        return ToolSearch()
 
 
 def deferred(*tools: ToolLike) -> list[Tool]:
@@ -604,16 +630,8 @@ def start_search(
     Raises:
         ValueError: a tool of the run already has the search tool's name.
     """
-    marked = toolset or any(is_deferred(t) for t in tools.values())
     if search is None:
-        if not marked:
+        if not (toolset or any(is_deferred(t) for t in tools.values())):
             return None
         search = ToolSearch()
-    elif search.defer == "marked" and not marked:
-        return None
-    if search.name in tools:
-        raise ValueError(
-            f"a tool is named {search.name!r}, the tool search tool's name: pass "
-            "ToolSearch(name=...) with another"
-        )
-    return SearchRun(search, model, tools)
+    return search.start(model, tools, toolset=toolset)

@@ -27,6 +27,7 @@ from ._dialects import DIALECTS, CompiledSchema, Dialect, compile_dialect, stric
 from ._record import record
 from ._schema import (
     inspect_function,
+    no_field_titles,
     problems_from_validation_error,
 )
 from ._schema_check import check_schema, name_problem
@@ -503,7 +504,7 @@ def _from_function(
         raise TypeError(f"tool() expects a function, got {type(fn).__name__}")
     signature = inspect_function(fn, ToolContext)
     binding = FunctionBinding(
-        fn, signature.adapter, signature.context_param, signature.positional, signature.is_async
+        fn, signature.validator, signature.context_param, signature.positional, signature.is_async
     )
     tool_name = name or getattr(fn, "__name__", None)
     if not tool_name or tool_name == "<lambda>":
@@ -541,9 +542,7 @@ def _from_parameters(
     requires_approval: bool,
 ) -> FunctionTool:
     if isinstance(parameters, type) and issubclass(parameters, pydantic.BaseModel):  # pyright: ignore[reportUnnecessaryIsInstance]
-        from ._schema import _NoFieldTitles  # pyright: ignore[reportPrivateUsage]
-
-        schema = parameters.model_json_schema(schema_generator=_NoFieldTitles)
+        schema = parameters.model_json_schema(schema_generator=no_field_titles())
         schema_description = schema.pop("description", None)
         schema.pop("title", None)
         binding: Binding = model_binding(parameters, execute)

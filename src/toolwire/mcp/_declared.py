@@ -42,7 +42,7 @@ class Declared:
         self.what = what
         self.description = signature.description
         self.schema = signature.parameters
-        self._adapter = signature.adapter
+        self._adapter = signature.validator
         self._context_param = signature.context_param
         self._is_async = signature.is_async
         properties: dict[str, Any] = self.schema.get("properties", {})

@@ -15,20 +15,24 @@ caller's rule. `ToolRegistry`, `McpClient` and `McpToolRegistry` are toolsets, a
 """
 
 from ._base import (
+    CombinedToolset,
     FilteredToolset,
     FunctionToolset,
+    OnConflict,
     PrefixedToolset,
     Prepare,
     PreparedToolset,
     RenamedTool,
     RenamedToolset,
+    StepTools,
     Toolset,
     ToolsetContext,
     ToolsetLike,
     WrapperToolset,
+    as_toolset,
+    run_toolset,
     same_tools,
 )
-from ._combined import CombinedToolset, OnConflict, StepTools, as_toolset, run_toolset
 
 __all__ = [
     "CombinedToolset",
