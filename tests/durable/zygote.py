@@ -25,14 +25,18 @@ import sys
 import threading
 from typing import Any
 
-# The libraries the worker scripts import; nothing is started, only imported.
+# The libraries the worker scripts import; nothing is started, only imported. The names are
+# imported, not just their packages: `toolwire` and `toolwire.durable` load a name's module when
+# it is first asked for (PEP 562), so `import toolwire.durable` alone would leave DBOS and
+# SQLAlchemy (1.5 s of CPU) to every child.
 import anyio  # noqa: F401
 import psycopg  # noqa: F401
 import pydantic  # noqa: F401
 
-import toolwire
-import toolwire.durable
-import toolwire.models.testing  # noqa: F401
+from toolwire import Agent, ToolContext, tool  # noqa: F401
+from toolwire.durable import DurableAgent, RunClient, launch, shutdown  # noqa: F401
+from toolwire.messages import Message, ToolResultMessage  # noqa: F401
+from toolwire.models.testing import FunctionModel, ModelRequest  # noqa: F401
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
