@@ -15,6 +15,8 @@ exits when the socket closes.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 import os
 import runpy
@@ -60,6 +62,10 @@ def _become(
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
+    # Registered first, so it runs last: the objects left at exit are not searched for cycles
+    # during the interpreter's teardown (0.3 s of CPU per child with DBOS loaded); the process
+    # ends right after, and atexit handlers and thread joins before it run as usual.
+    atexit.register(gc.freeze)
     script = request["argv"][0]
     sys.argv = list(request["argv"])
     sys.path[0] = os.path.dirname(os.path.abspath(script))
@@ -83,6 +89,9 @@ def _reap(sock: socket.socket) -> None:
 def main() -> None:
     # A fork copies only the calling thread: the imports above must not have started any.
     assert threading.active_count() == 1, threading.enumerate()
+    # What the imports built lives as long as every child: kept out of the cyclic collector, it
+    # is never traversed (nor its pages copied) in a child.
+    gc.freeze()
     sock = socket.socket(fileno=int(sys.argv[1]))
     wakeup = os.pipe()
     os.set_blocking(wakeup[1], False)
