@@ -57,6 +57,7 @@ _SLOW_FIRST = (
     "tests/durable/",
     "tests/mcp/test_serve",
     "tests/mcp/test_conformance",
+    "tests/mcp/test_mcp_conformance.py",
     "tests/test_cli",
     "tests/test_extras.py",
     "tests/test_tool_cost.py",
@@ -71,7 +72,7 @@ class _GroupScheduling(LoadScopeScheduling):
     """xdist's load-scope scheduling whose scopes are the recorded groups (else single tests).
 
     xdist hands out the groups with the most tests first, then single tests in collection order;
-    the slow single tests (`_SLOW_FIRST`) come before the quick ones.
+    here the slow single tests (`_SLOW_FIRST`) come before the quick ones.
     """
 
     def __init__(self, config: pytest.Config, log: Any = None) -> None:
@@ -79,11 +80,18 @@ class _GroupScheduling(LoadScopeScheduling):
         self._groups: dict[str, str] | None = None
 
     def schedule(self) -> None:
-        if self.collection is None:
-            # The same stable order on every worker's list (xdist checks they are equal).
-            for node, nodeids in self.registered_collections.items():
-                self.registered_collections[node] = sorted(nodeids, key=_quick)
+        first = self.collection is None
         super().schedule()
+        if first and self.workqueue:
+            # Reordered in the queue of units still to hand out, never in the collections: xdist
+            # sends a worker positions in that worker's own collection, so a sorted copy there
+            # made every worker run other tests than the ones scheduled (groups torn apart, their
+            # module fixtures built again and again).
+            units = sorted(
+                self.workqueue.items(), key=lambda unit: len(unit[1]) == 1 and _quick(unit[0])
+            )
+            self.workqueue.clear()
+            self.workqueue.update(units)
 
     def _split_scope(self, nodeid: str) -> str:
         if self._groups is None:

@@ -31,6 +31,7 @@ __all__ = [
     "ApiKeyOption",
     "BaseUrlOption",
     "CliError",
+    "HeaderOption",
     "LoginOption",
     "LoginPortOption",
     "McpOption",
@@ -38,6 +39,7 @@ __all__ = [
     "PrebuiltOption",
     "SamplingModeOption",
     "TokenDirOption",
+    "TokenOption",
     "ToolsOption",
     "err",
     "exit_interrupted",
@@ -84,7 +86,11 @@ ToolsOption = Annotated[
     list[str] | None,
     typer.Option("--tools", help="module:attribute or file.py:attribute, repeatable."),
 ]
-# Signing in to MCP servers, and answering their sampling: `tools`, `call` and `run`.
+# Reaching and signing in to MCP servers, and answering their sampling: `tools`, `call` and `run`.
+TokenOption = Annotated[str | None, typer.Option(help="Bearer token.")]
+HeaderOption = Annotated[
+    list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
+]
 LoginOption = Annotated[
     bool, typer.Option(help="Sign in with OAuth in a browser; tokens are kept for next time.")
 ]

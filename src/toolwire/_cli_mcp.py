@@ -19,10 +19,12 @@ from rich.text import Text
 
 from ._cli_common import (
     CliError,
+    HeaderOption,
     LoginOption,
     LoginPortOption,
     SamplingModeOption,
     TokenDirOption,
+    TokenOption,
     err,
     out,
     preview,
@@ -142,10 +144,8 @@ def list_tools(
     url: Annotated[str | None, typer.Argument(help="The server's MCP URL.")] = None,
     stdio: Annotated[str | None, typer.Option(help="Start a stdio server: 'command args'.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
-    header: Annotated[
-        list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
-    ] = None,
+    token: TokenOption = None,
+    header: HeaderOption = None,
     login: LoginOption = False,
     login_port: LoginPortOption = 33418,
     token_dir: TokenDirOption = None,
@@ -252,10 +252,8 @@ def call(
     save: Annotated[
         Path | None, typer.Option(help="Write images and audio to this folder.")
     ] = None,
-    token: Annotated[str | None, typer.Option(help="Bearer token.")] = None,
-    header: Annotated[
-        list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
-    ] = None,
+    token: TokenOption = None,
+    header: HeaderOption = None,
     login: LoginOption = False,
     login_port: LoginPortOption = 33418,
     token_dir: TokenDirOption = None,

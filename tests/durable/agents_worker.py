@@ -54,7 +54,7 @@ async def main() -> None:
     KILL_AT = sys.argv[4] if len(sys.argv) > 4 else ""
     DIR = Path(folder)
     durable = boss_agent()
-    launch(db)
+    launch(db, poll_interval=0.05)
     print("launched", flush=True)
     outcome = await durable.run("charge my orders", run_id=run_id)
     print(

@@ -36,7 +36,7 @@ async def main() -> None:
     EFFECTS.append(effects)
     model = ScriptedModel([[("refund", {"order": "a"}), ("refund", {"order": "b"})], "done"])
     durable = DurableAgent(Agent(model, tools=[refund]), name="gate", approval_wait=0)
-    launch(db)
+    launch(db, poll_interval=0.05)
     paused = await durable.run("refund a and b", run_id="gate-1")
     first = paused.pending[0].call.id
     report: dict[str, object] = {"paused": paused.stop_reason, "pending": len(paused.pending)}

@@ -55,7 +55,7 @@ async def main() -> None:
     durable = DurableAgent(
         Agent(FunctionModel(decide), tools=[dump], output_budget=200), name="budgeted"
     )
-    launch(db)
+    launch(db, poll_interval=0.05)
     print("launched", flush=True)
     outcome = await durable.run("find order 3210", run_id=run_id)
     cut = next(m for m in outcome.messages if isinstance(m, ToolResultMessage))

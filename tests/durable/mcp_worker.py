@@ -44,7 +44,7 @@ async def main() -> None:
     try:
         agent = Agent(FunctionModel(reply), tools=tools, subscribers=[on_event])
         durable = DurableAgent(agent, name="mcp")
-        launch(db)
+        launch(db, poll_interval=0.05)
         print("launched", flush=True)
         outcome = await durable.run("record the payment", run_id=run_id)
         print(json.dumps({"text": outcome.text, "history": [m.kind for m in outcome.messages]}))

@@ -85,7 +85,7 @@ async def main() -> None:
     DIR = Path(folder)
     if mode in ("typed", "join"):
         durable = typed_agent()
-        launch(db, log_level=extra or "ERROR")
+        launch(db, log_level=extra or "ERROR", poll_interval=0.05)
         print("launched", flush=True)
         outcome = await durable.run("a city", run_id=run_id)
         with RunClient(db) as client:
@@ -106,7 +106,7 @@ async def main() -> None:
         return
     KILL_AT = extra
     durable = searched_agent() if mode == "searched" else scripted_agent()
-    launch(db)
+    launch(db, poll_interval=0.05)
     print("launched", flush=True)
     outcome = await durable.run("charge a then b", run_id=run_id)
     print(json.dumps({"output": described(outcome.output), "text": outcome.text}), flush=True)

@@ -83,7 +83,7 @@ async def main() -> None:
     db = sys.argv[1]
     agent = Agent(FunctionModel(reply), tools=[charge, refund, hold])
     durable = DurableAgent(agent, name="shop")
-    launch(db, executor_id=sys.argv[2] if len(sys.argv) > 2 else None)
+    launch(db, executor_id=sys.argv[2] if len(sys.argv) > 2 else None, poll_interval=0.05)
     say("ready")
     try:
         await commands(durable)

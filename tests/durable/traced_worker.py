@@ -70,7 +70,7 @@ async def main() -> None:
     telemetry.instrument(tracer_provider=provider)
     tracer = provider.get_tracer("worker")
     durable = DurableAgent(agent(), name="weather")
-    launch(f"sqlite:///{db}")
+    launch(f"sqlite:///{db}", poll_interval=0.05)
     try:
         if command == "compare":
             with tracer.start_as_current_span("plain request"):

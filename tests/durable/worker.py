@@ -10,7 +10,8 @@
 At the point named KILL_AT the first worker to get there prints `at KILL_AT by ID` and waits
 forever (others go on): the test, which waits for that line, SIGKILLs it there. Side effects go to DIR/effects (one line per key, kept
 once: the tool deduplicates by its idempotency key); every attempt goes to DIR/attempts, and
-every model request to DIR/model.
+every model request to DIR/model. Workers launch with `poll_interval=0.05`: with SQLite a
+decision reaches a waiting run, and a queued run a worker, in a twentieth of a second, not a second.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ async def main() -> None:
         print(f"recovered {' '.join(moved)}", flush=True)
         return
     if mode == "enqueue":
-        launch(db, executor_id="solo")
+        launch(db, executor_id="solo", poll_interval=0.05)
         print("launched", flush=True)
         first = await durable.enqueue("charge everything", run_id=run_id)
         again = await durable.enqueue("a different prompt", run_id=run_id)
@@ -179,7 +180,13 @@ async def main() -> None:
         version = os.environ.get("TOOLWIRE_TEST_APP_VERSION", "toolwire-1")
         # DBOS is quiet by default; a test reading its log asks for it.
         level = os.environ.get("TOOLWIRE_TEST_DBOS_LOG_LEVEL", "ERROR")
-        launch(db, executor_id=EXECUTOR, application_version=version, log_level=level)
+        launch(
+            db,
+            executor_id=EXECUTOR,
+            application_version=version,
+            log_level=level,
+            poll_interval=0.05,
+        )
         print("ready", flush=True)
         await anyio.sleep_forever()
     if mode == "decide":
@@ -189,7 +196,7 @@ async def main() -> None:
             await client.decide(run_id, approvals={p.call.id: True for p in state.pending})
         print("decided", flush=True)
         return
-    launch(db)
+    launch(db, poll_interval=0.05)
     print("launched", flush=True)
     async with anyio.create_task_group() as group:
         if KILL_AT == "approval:wait":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -67,6 +68,7 @@ def launch(
     application_version: str = "toolwire-1",
     executor_id: str | None = None,
     log_level: str = "ERROR",
+    poll_interval: float = 1.0,
 ) -> None:
     """Start DBOS on a system database and recover this worker's unfinished runs.
 
@@ -87,6 +89,10 @@ def launch(
         log_level: The level of DBOS's own log (the `dbos` logger). `"ERROR"` keeps it quiet:
             no start-up and migration lines, no warning when a run is recovered; `"INFO"`
             shows them all.
+        poll_interval: Seconds between two looks at the database for what it cannot announce:
+            with SQLite, a decision or an event a waiting run expects; with either database,
+            runs put on the queue. Lower hands them over sooner for more database reads
+            (tests use 0.05); it also bounds how long `shutdown()` waits for DBOS's threads.
 
     Every launched worker also takes runs from the queue `QUEUE` (`RunClient.start`,
     `DurableAgent.enqueue`), so with a Postgres URL any number of workers share the runs.
@@ -96,6 +102,7 @@ def launch(
         "system_database_url": database_url,
         "application_version": application_version,
         "log_level": log_level,
+        "notification_listener_polling_interval_sec": poll_interval,
     }
     if executor_id is not None:
         config["executor_id"] = executor_id
@@ -104,13 +111,14 @@ def launch(
     # Queues live in the database and a launched process takes work from every one of them.
     # DBOS refuses its blocking register_queue on a thread running an event loop, and launch()
     # is blocking anyway (it migrates the database): register from a helper thread then.
+    register = functools.partial(DBOS.register_queue, QUEUE, polling_interval_sec=poll_interval)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        DBOS.register_queue(QUEUE)
+        register()
     else:
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            pool.submit(DBOS.register_queue, QUEUE).result()
+            pool.submit(register).result()
 
 
 def shutdown() -> None:

@@ -25,7 +25,7 @@ from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
 from mcp.server.runner import modern_error_data, serve_one
 from mcp.server.streamable_http import check_accept_headers
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
     MCP_METHOD_HEADER,
@@ -46,7 +46,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._front import replayed
-from ._stateless import JsonExchange
+from ._stateless import JsonApp, JsonExchange
 
 __all__ = ["ModernJson", "has_param_headers"]
 
@@ -65,24 +65,13 @@ def has_param_headers(schema: Mapping[str, Any] | None) -> bool:
     return schema is not None and "x-mcp-header" in json.dumps(schema)
 
 
-class ModernJson:
-    """Serve 2026-07-28 POSTs answered with JSON in the request's own task.
-
-    Args:
-        server: The low-level server whose handlers answer.
-        manager: The SDK's session manager's handler, for everything else.
-        security: The Host/Origin settings the SDK's transport would check.
-    """
+class ModernJson(JsonApp):
+    """Serve 2026-07-28 POSTs answered with JSON in the request's own task."""
 
     def __init__(
         self, server: Server[Any], manager: ASGIApp, security: TransportSecuritySettings
     ) -> None:
-        self.server = server
-        self.manager = manager
-        self.security = TransportSecurityMiddleware(security)
-        # What the server's lifespan yields: toolwire's server has none of its own, and the
-        # SDK's default yields an empty state.
-        self.lifespan_state: dict[str, Any] = {}
+        super().__init__(server, manager, security)
         self._allowed: dict[tuple[str | None, str | None, str | None], bool] = {}
         self._accepts: dict[str, bool] = {}
 

@@ -49,7 +49,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["JsonExchange", "StatelessJson"]
+__all__ = ["JsonApp", "JsonExchange", "StatelessJson"]
 
 logger = logging.getLogger("toolwire.mcp")
 
@@ -59,8 +59,8 @@ _TRANSPORT = TransportContext(kind="streamable-http", can_send_request=False)
 _JSON = (b"content-type", b"application/json")
 
 
-class StatelessJson:
-    """Serve stateless handshake-era POSTs with JSON answers in the request's own task.
+class JsonApp:
+    """What an ASGI app answering MCP POSTs with JSON in the request's own task holds.
 
     Args:
         server: The low-level server whose handlers answer.
@@ -77,6 +77,10 @@ class StatelessJson:
         # What the server's lifespan yields: toolwire's server has none of its own, and the
         # SDK's default yields an empty state.
         self.lifespan_state: dict[str, Any] = {}
+
+
+class StatelessJson(JsonApp):
+    """Serve stateless handshake-era POSTs with JSON answers in the request's own task."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
