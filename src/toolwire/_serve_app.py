@@ -118,7 +118,11 @@ def uvicorn_server(app: Any, on_started: Callable[[], None] | None = None) -> An
     accepts connections."""
     import uvicorn
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    # ws="none": no page or MCP transport toolwire serves speaks WebSocket, and uvicorn's "auto"
+    # loads the websockets library at start (about a tenth of `toolwire serve`'s start-up).
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5, ws="none"
+    )
 
     class Server(uvicorn.Server):
         # toolwire handles Ctrl-C itself; uvicorn's own handler would re-raise the signal after

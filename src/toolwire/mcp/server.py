@@ -619,7 +619,9 @@ async def serve(
         ask_timeout=ask_timeout,
         request_state_keys=request_state_keys,
     )
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", **dict(options or {}))
+    # No MCP transport speaks WebSocket: uvicorn need not load the websockets library at start.
+    settings: dict[str, Any] = {"log_level": "warning", "ws": "none", **dict(options or {})}
+    config = uvicorn.Config(app, host=host, port=port, **settings)
     server = uvicorn.Server(config)
     shed_on_exhaustion(server)  # out of descriptors: close idle connections, log sparingly
     try:
