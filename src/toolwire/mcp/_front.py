@@ -24,8 +24,13 @@ from ._base import scrub_query_token
 
 __all__ = ["BearerAuth", "McpFront", "bearer_valid", "invalid_token", "refuse", "replayed"]
 
-_WATCH_AFTER = 0.05
-"""Seconds a watched request runs before the server starts watching for its client to leave."""
+_WATCH_AFTER = 0.5
+"""Seconds a watched request runs before the server starts watching for its client to leave.
+
+Half a second: with a hundred clients or more a request waits longer than a few tens of
+milliseconds for its turn, and at 0.05 s nearly every one paid for a watcher task; a call that
+ends sooner is answered anyway (the answer to a client gone is dropped), and the long calls worth
+stopping are stopped as before."""
 
 _INVALID_TOKEN = b'{"error":"invalid_token","error_description":"A valid bearer token is required"}'
 
