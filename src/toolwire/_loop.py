@@ -13,7 +13,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping, Sequence
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, cast
@@ -37,7 +37,7 @@ from ._repair import missing_result, prepare_history
 from ._run_log import log_answer, log_call
 from ._run_result import PendingCall, RunResult, StopReason, TraceEntry
 from ._steps import Turnstile
-from ._util import maybe_await
+from ._util import each_at_once, maybe_await
 from .budgets import OutputBudget
 from .computer import answerable_calls
 from .errors import ModelResponseError, UsageLimitExceeded
@@ -469,21 +469,12 @@ class _Run:
         for i in todo:
             tool = self.tools.get(calls[i].name)
             if tool is not None and tool.sequential:
-                await self._gather(one, batch)
+                await each_at_once(one, batch)
                 batch = []
                 await one(i)
             else:
                 batch.append(i)
-        await self._gather(one, batch)
-
-    @staticmethod
-    async def _gather(one: Callable[[int], Coroutine[Any, Any, None]], batch: list[int]) -> None:
-        if len(batch) == 1:
-            await one(batch[0])
-        elif batch:
-            async with anyio.create_task_group() as group:
-                for i in batch:
-                    group.start_soon(one, i)
+        await each_at_once(one, batch)
 
     async def run_call(
         self, call: ToolCallBlock, gate: tuple[Turnstile, int] | None = None

@@ -1,5 +1,6 @@
-"""Small helpers shared across toolwire: callbacks that may be sync or async, `Retry-After`
-headers, and backoff delays. Private: the public names are re-exported where they belong."""
+"""Small helpers shared across toolwire: callbacks that may be sync or async, a few awaits at
+once, `Retry-After` headers, and backoff delays. Private: the public names are re-exported where
+they belong."""
 
 from __future__ import annotations
 
@@ -9,9 +10,18 @@ import inspect
 import math
 import random
 import time
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-__all__ = ["backoff_delay", "maybe_await", "retry_after_from_headers", "retry_after_seconds"]
+import anyio
+
+__all__ = [
+    "backoff_delay",
+    "each_at_once",
+    "maybe_await",
+    "retry_after_from_headers",
+    "retry_after_seconds",
+]
 
 
 async def maybe_await(value: Any) -> Any:
@@ -72,3 +82,16 @@ def backoff_delay(
     delay = min(maximum, initial * multiplier ** (attempt - 1))
     # "Equal jitter": at least half the delay, so retries stay spread out but never bunch at 0.
     return random.uniform(delay / 2, delay) if jitter else delay
+
+
+async def each_at_once(
+    one: Callable[[int], Coroutine[Any, Any, None]], items: Sequence[int]
+) -> None:
+    """`await one(i)` for every item, concurrently when there are several (one is awaited in
+    place: a task group for it would only cost)."""
+    if len(items) == 1:
+        await one(items[0])
+    elif items:
+        async with anyio.create_task_group() as group:
+            for i in items:
+                group.start_soon(one, i)

@@ -20,10 +20,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
-import anyio
-
 from .._record import record
-from .._util import maybe_await
+from .._util import each_at_once, maybe_await
 from ..errors import ToolNameConflictError
 from ..messages import Message
 from ..middleware import Hooks, ToolWrapper, with_hooks
@@ -398,12 +396,7 @@ class CombinedToolset(Toolset):
                 remote.append(index)
             else:
                 await list_one(index)
-        if len(remote) == 1:
-            await list_one(remote[0])
-        elif remote:
-            async with anyio.create_task_group() as group:
-                for index in remote:
-                    group.start_soon(list_one, index)
+        await each_at_once(list_one, remote)
         if refused:
             raise refused[0]
         last_listings, last_labels, last_out = self._last
