@@ -55,7 +55,6 @@ __all__ = [
     "deferred",
     "discovered_tools",
     "is_deferred",
-    "start_search",
 ]
 
 _KEPT_INDEXES = 4
@@ -455,7 +454,7 @@ class _Plan:
 class SearchRun:
     """One run's tool search: which tools a request carries, and the gate on deferred calls.
 
-    `start_search` makes one for a run that defers anything; the loop asks `select` for each
+    `ToolSearch.start` makes one for a run that defers anything; the loop asks `select` for each
     request's tools and `gate` for each call's tool.
     """
 
@@ -616,22 +615,3 @@ class SearchRun:
         return ToolResult(
             content=[TextPart("\n".join(lines))], structured={"query": query, "tools": listed}
         )
-
-
-def start_search(
-    search: ToolSearch | None, model: object, tools: Mapping[str, Tool], *, toolset: bool = False
-) -> SearchRun | None:
-    """A run's tool search, or `None` when nothing can be deferred (the run is unchanged).
-
-    `SearchRun.tools` is the run's tools with the search tool among them, for the loop to run it
-    like any other. A run with a toolset (`toolset=True`) always gets one: which of its tools are
-    deferred shows only in each step's list (`SearchRun.offer`).
-
-    Raises:
-        ValueError: a tool of the run already has the search tool's name.
-    """
-    if search is None:
-        if not (toolset or any(is_deferred(t) for t in tools.values())):
-            return None
-        search = ToolSearch()
-    return search.start(model, tools, toolset=toolset)
