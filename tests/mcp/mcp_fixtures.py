@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.to_thread
+import httpx
 import pytest
 import uvicorn
 
@@ -87,6 +88,30 @@ async def serve_app(
     finally:
         if sock is not None:
             sock.close()
+
+
+async def same_answers(
+    ours: Any,
+    theirs: Any,
+    cases: dict[str, tuple[dict[str, str], bytes]],
+    essence: Callable[[httpx.Response], Any],
+) -> dict[str, list[Any]]:
+    """POST every case to both apps (served side by side): `{case: [ours, theirs]}`, each answer
+    as `essence` reads it; fails naming every case whose two answers differ."""
+    found: dict[str, list[Any]] = {}
+    async with (
+        serve_app(ours) as our_url,
+        serve_app(theirs) as their_url,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        for name, (headers, body) in cases.items():
+            found[name] = [
+                essence(await http.post(url, content=body, headers=headers))
+                for url in (our_url, their_url)
+            ]
+    differing = {name: pair for name, pair in found.items() if pair[0] != pair[1]}
+    assert not differing, json.dumps(differing, indent=1, default=str)
+    return found
 
 
 class ServerProcess:

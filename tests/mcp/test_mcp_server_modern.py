@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import httpx
 import pytest
-from mcp_fixtures import serve_app
+from mcp_fixtures import same_answers, serve_app
 from pydantic import Field
 
 from toolwire import ToolContext, tool
@@ -147,20 +147,7 @@ def essence(response: httpx.Response) -> tuple[int, str, Any]:
 @pytest.mark.parametrize("stateless", [False, True], ids=["stateful", "stateless"])
 async def test_every_answer_is_the_sdks_answer(stateless: bool) -> None:
     ours = create_app(TOOLS, stateless=stateless, json_response=True)
-    theirs = reference_app(stateless)
-    found: dict[str, list[tuple[int, str, Any]]] = {}
-    async with (
-        serve_app(ours) as our_url,
-        serve_app(theirs) as their_url,
-        httpx.AsyncClient(timeout=30) as http,
-    ):
-        for name, (headers, body) in CASES.items():
-            found[name] = [
-                essence(await http.post(url, content=body, headers=headers))
-                for url in (our_url, their_url)
-            ]
-    differing = {name: pair for name, pair in found.items() if pair[0] != pair[1]}
-    assert not differing, json.dumps(differing, indent=1, default=str)
+    found = await same_answers(ours, reference_app(stateless), CASES, essence)
     # The cases do reach the paths they are named for.
     answer = found["tools/call"][0]
     assert answer[:2] == (200, "application/json")

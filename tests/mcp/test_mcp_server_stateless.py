@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from mcp_fixtures import serve_app
+from mcp_fixtures import same_answers, serve_app
 
 from toolwire import ToolContext, tool
 from toolwire.mcp import LOCAL_HOSTS, McpClient, build_server, create_app
@@ -177,19 +177,7 @@ def essence(response: httpx.Response) -> tuple[int, str, Any]:
 async def test_every_answer_is_the_sdks_answer() -> None:
     ours, theirs = create_app(TOOLS, stateless=True), reference_app()
     assert LOCAL_HOSTS  # the default Host list, on both sides
-    found: dict[str, list[tuple[int, str, Any]]] = {}
-    async with (
-        serve_app(ours) as our_url,
-        serve_app(theirs) as their_url,
-        httpx.AsyncClient(timeout=30) as http,
-    ):
-        for name, (headers, body) in CASES.items():
-            found[name] = [
-                essence(await http.post(url, content=body, headers=headers))
-                for url in (our_url, their_url)
-            ]
-    differing = {name: pair for name, pair in found.items() if pair[0] != pair[1]}
-    assert not differing, json.dumps(differing, indent=1, default=str)
+    found = await same_answers(ours, theirs, CASES, essence)
     # The cases do reach the paths they are named for.
     assert found["tools/call"][0][0] == 200
     assert found["tools/call"][0][2]["result"]["content"][0]["text"] == "42"
