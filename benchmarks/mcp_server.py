@@ -3,8 +3,12 @@ and the cold start of `toolwire serve --prebuilt`.
 
 Throughput: both servers serve the same `add(a, b)` tool with JSON answers (toolwire chooses
 JSON for a tool that cannot talk back; the SDK is given `json_response=True`), each in its own
-process pinned to CPU 0 with `taskset`, while this process, pinned to CPU 1, drives them with
-toolwire's `McpClient` (the lighter client, so the server is what runs out of CPU). For every
+process pinned to CPU 0 with `taskset`, while this process, pinned to CPU 1, drives them. The
+driver (`--driver`) is `raw` by default: `_raw_mcp.RawClient`, each client one keep-alive
+connection sending the bytes an MCP client sends, prepared up front (~0.1 ms of client CPU per
+call), so the server is what runs out of CPU; `mcp` drives them with toolwire's `McpClient`
+instead, a whole client per connection, which at 500 clients spends more CPU per call (~1.7 ms)
+than either server (~1 ms): the figures then measure the client. For every
 era (`legacy`: the initialize handshake; `modern`: the per-request revision 2026-07-28), mode
 (`stateful`, `stateless`) and number of clients (each its own `McpClient`, so its own
 connections and session), the rounds alternate between the servers, so load from elsewhere on
@@ -22,7 +26,7 @@ runs. Both servers are pinned to CPU 0 as above.
 
 Run: `.venv/bin/python benchmarks/mcp_server.py [throughput|cold|all] [--clients 10,100,500]
 [--rounds 5] [--eras legacy,modern] [--modes stateful,stateless] [--calls 2000]
-[--tool sync|async]`.
+[--tool sync|async] [--driver raw|mcp]`.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
+from _raw_mcp import RawClient, connect_args
 
 SERVER_CPU = 0
 CLIENT_CPU = 1
@@ -192,6 +198,47 @@ class Round:
     first_error: str | None
 
 
+async def raw_round(server: Running, era: str, clients: int, calls: int) -> Round:
+    """`clients` RawClients, connected and warmed first, then sharing `calls` calls."""
+    failures: list[str] = []
+    host, port, path = connect_args(server.url)
+    opened: list[RawClient] = []
+    try:
+        for _ in range(clients):
+            client = RawClient(host, port, path, era)
+            try:
+                await client.open()
+            except Exception as exc:
+                failures.append(f"connect: {exc}")
+                continue
+            opened.append(client)
+        shared = iter(range(calls))
+
+        async def worker(client: RawClient) -> None:
+            for i in shared:
+                try:
+                    await client.call(i)
+                except Exception as exc:
+                    failures.append(f"{type(exc).__name__}: {exc}")
+                    return  # the connection's state is unknown now
+
+        async with anyio.create_task_group() as group:  # warm every connection up
+            for client in opened:
+                group.start_soon(client.call, 0)
+        cpu = process_cpu(server.pid)
+        start = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            for client in opened:
+                group.start_soon(worker, client)
+        wall = time.perf_counter() - start
+        used = process_cpu(server.pid) - cpu
+    finally:
+        for client in opened:
+            with anyio.CancelScope(shield=True):
+                await client.close()
+    return Round(calls / wall, used / calls * 1e6, len(failures), failures[0] if failures else None)
+
+
 async def load_round(server: Running, era: str, clients: int, calls: int) -> Round:
     """`clients` McpClients, connected and warmed first, then sharing `calls` calls."""
     from toolwire.mcp import McpClient
@@ -245,12 +292,18 @@ def load_average() -> str:
         return "?"
 
 
+DRIVERS = {"raw": raw_round, "mcp": load_round}
+"""How a round drives a server: prepared bytes on keep-alive connections, or `McpClient`s."""
+
+
 async def throughput(
-    eras: list[str], modes: list[str], load: list[int], rounds: int, calls: int
+    eras: list[str], modes: list[str], load: list[int], rounds: int, calls: int, driver: str
 ) -> None:
     kinds = ["toolwire", "SDK"] + (["fastmcp"] if has_fastmcp() else [])
+    drive = DRIVERS[driver]
     print(
-        f"server on CPU {SERVER_CPU}, McpClients on CPU {CLIENT_CPU}; max({calls}, 4 x clients) "
+        f"server on CPU {SERVER_CPU}, {driver} clients on CPU {CLIENT_CPU}; "
+        f"max({calls}, 4 x clients) "
         f"calls a round, {rounds} alternating rounds per row. calls/s and CPU/call: medians; "
         "the ratios (toolwire over SDK, >1 is toolwire ahead) are the median of the per-round "
         "pairs with their range; 'CPU' is the SDK's server CPU per call over toolwire's, the "
@@ -274,7 +327,7 @@ async def throughput(
                         # Alternate who goes first, so neither always follows the other.
                         order = servers if turn % 2 == 0 else servers[::-1]
                         for server in order:
-                            found[server.kind].append(await load_round(server, era, clients, total))
+                            found[server.kind].append(await drive(server, era, clients, total))
                     pairs = list(zip(found["toolwire"], found["SDK"], strict=True))
                     rates = [ours.rate / theirs.rate for ours, theirs in pairs]
                     cpus = [
@@ -574,10 +627,16 @@ def main() -> None:
         default="sync",
         help="serve `add` as a def (run in a worker thread) or an async def",
     )
+    parser.add_argument(
+        "--driver",
+        choices=tuple(DRIVERS),
+        default="raw",
+        help="drive the servers with prepared requests (raw) or with McpClients (mcp)",
+    )
     args = parser.parse_args()
     global tool_kind
     tool_kind = os.environ["MCP_BENCH_TOOL"] = args.tool
-    print(f"tool: {args.tool} add; load average {load_average()} at the start")
+    print(f"tool: {args.tool} add; driver: {args.driver}; load average {load_average()} at the start")
     if shutil.which("taskset") and (os.cpu_count() or 1) > CLIENT_CPU:
         os.sched_setaffinity(0, {CLIENT_CPU})
     if args.what in ("throughput", "all"):
@@ -588,6 +647,7 @@ def main() -> None:
             [int(n) for n in args.clients.split(",")],
             args.rounds,
             args.calls,
+            args.driver,
         )
     if args.what == "app":
         anyio.run(
