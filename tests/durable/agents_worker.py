@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 
 import anyio
+from worker_launch import launch
 
 from toolwire import Agent, ToolContext, tool
-from toolwire.durable import DurableAgent, launch, shutdown
+from toolwire.durable import DurableAgent, shutdown
 from toolwire.models.testing import ScriptedModel
 
 KILL_AT = ""
@@ -54,7 +55,7 @@ async def main() -> None:
     KILL_AT = sys.argv[4] if len(sys.argv) > 4 else ""
     DIR = Path(folder)
     durable = boss_agent()
-    launch(db, poll_interval=0.05)
+    launch(db)
     print("launched", flush=True)
     outcome = await durable.run("charge my orders", run_id=run_id)
     print(

@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 
 import anyio
+from worker_launch import launch
 
 from toolwire import Agent, ScriptedModel, tool
-from toolwire.durable import DurableAgent, launch, shutdown
+from toolwire.durable import DurableAgent, shutdown
 
 EFFECTS: list[Path] = []  # the file the calls that really ran are written to
 
@@ -36,7 +37,7 @@ async def main() -> None:
     EFFECTS.append(effects)
     model = ScriptedModel([[("refund", {"order": "a"}), ("refund", {"order": "b"})], "done"])
     durable = DurableAgent(Agent(model, tools=[refund]), name="gate", approval_wait=0)
-    launch(db, poll_interval=0.05)
+    launch(db)
     paused = await durable.run("refund a and b", run_id="gate-1")
     first = paused.pending[0].call.id
     report: dict[str, object] = {"paused": paused.stop_reason, "pending": len(paused.pending)}

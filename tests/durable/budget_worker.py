@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from worker_launch import launch
 
 from toolwire import Agent, FunctionModel, Message, ToolResultMessage, tool
-from toolwire.durable import DurableAgent, launch, shutdown
+from toolwire.durable import DurableAgent, shutdown
 
 KILL_AT = ""
 DIR = Path()
@@ -55,7 +56,7 @@ async def main() -> None:
     durable = DurableAgent(
         Agent(FunctionModel(decide), tools=[dump], output_budget=200), name="budgeted"
     )
-    launch(db, poll_interval=0.05)
+    launch(db)
     print("launched", flush=True)
     outcome = await durable.run("find order 3210", run_id=run_id)
     cut = next(m for m in outcome.messages if isinstance(m, ToolResultMessage))

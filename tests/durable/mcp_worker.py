@@ -13,9 +13,10 @@ import sys
 from typing import Any
 
 import anyio
+from worker_launch import launch
 
 from toolwire import Agent
-from toolwire.durable import DurableAgent, launch, shutdown
+from toolwire.durable import DurableAgent, shutdown
 from toolwire.mcp import from_mcp
 from toolwire.messages import Message, ToolResultMessage
 from toolwire.models.testing import FunctionModel, ModelRequest
@@ -44,7 +45,7 @@ async def main() -> None:
     try:
         agent = Agent(FunctionModel(reply), tools=tools, subscribers=[on_event])
         durable = DurableAgent(agent, name="mcp")
-        launch(db, poll_interval=0.05)
+        launch(db)
         print("launched", flush=True)
         outcome = await durable.run("record the payment", run_id=run_id)
         print(json.dumps({"text": outcome.text, "history": [m.kind for m in outcome.messages]}))

@@ -19,9 +19,10 @@ from typing import Any
 
 import anyio
 import pydantic
+from worker_launch import launch
 
 from toolwire import Agent, ToolContext, deferred, tool
-from toolwire.durable import DurableAgent, RunClient, launch, shutdown
+from toolwire.durable import DurableAgent, RunClient, shutdown
 from toolwire.models.testing import FunctionModel, ScriptedModel
 
 KILL_AT = ""
@@ -85,7 +86,7 @@ async def main() -> None:
     DIR = Path(folder)
     if mode in ("typed", "join"):
         durable = typed_agent()
-        launch(db, log_level=extra or "ERROR", poll_interval=0.05)
+        launch(db, log_level=extra or "ERROR")
         print("launched", flush=True)
         outcome = await durable.run("a city", run_id=run_id)
         with RunClient(db) as client:
@@ -106,7 +107,7 @@ async def main() -> None:
         return
     KILL_AT = extra
     durable = searched_agent() if mode == "searched" else scripted_agent()
-    launch(db, poll_interval=0.05)
+    launch(db)
     print("launched", flush=True)
     outcome = await durable.run("charge a then b", run_id=run_id)
     print(json.dumps({"output": described(outcome.output), "text": outcome.text}), flush=True)

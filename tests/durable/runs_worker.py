@@ -19,9 +19,10 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from worker_launch import launch
 
 from toolwire import Agent, tool
-from toolwire.durable import DurableAgent, launch, shutdown
+from toolwire.durable import DurableAgent, shutdown
 from toolwire.messages import Message, ToolResultMessage, UserMessage
 from toolwire.models.testing import FunctionModel, ModelRequest
 
@@ -83,7 +84,7 @@ async def main() -> None:
     db = sys.argv[1]
     agent = Agent(FunctionModel(reply), tools=[charge, refund, hold])
     durable = DurableAgent(agent, name="shop")
-    launch(db, executor_id=sys.argv[2] if len(sys.argv) > 2 else None, poll_interval=0.05)
+    launch(db, executor_id=sys.argv[2] if len(sys.argv) > 2 else None)
     say("ready")
     try:
         await commands(durable)

@@ -18,9 +18,10 @@ import anyio
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from worker_launch import launch
 
 from toolwire import Agent, telemetry, tool
-from toolwire.durable import DurableAgent, launch, shutdown
+from toolwire.durable import DurableAgent, shutdown
 from toolwire.messages import Message, ToolResultMessage
 from toolwire.models.testing import FunctionModel, ModelRequest
 
@@ -70,7 +71,7 @@ async def main() -> None:
     telemetry.instrument(tracer_provider=provider)
     tracer = provider.get_tracer("worker")
     durable = DurableAgent(agent(), name="weather")
-    launch(f"sqlite:///{db}", poll_interval=0.05)
+    launch(f"sqlite:///{db}")
     try:
         if command == "compare":
             with tracer.start_as_current_span("plain request"):

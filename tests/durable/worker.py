@@ -10,8 +10,9 @@
 At the point named KILL_AT the first worker to get there prints `at KILL_AT by ID` and waits
 forever (others go on): the test, which waits for that line, SIGKILLs it there. Side effects go to DIR/effects (one line per key, kept
 once: the tool deduplicates by its idempotency key); every attempt goes to DIR/attempts, and
-every model request to DIR/model. Workers launch with `poll_interval=0.05`: with SQLite a
-decision reaches a waiting run, and a queued run a worker, in a twentieth of a second, not a second.
+every model request to DIR/model. Workers launch through `worker_launch.launch`
+(`poll_interval=0.05`): with SQLite a decision reaches a waiting run, and a queued run a worker,
+in a twentieth of a second, not a second.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from worker_launch import launch
 
 from toolwire import Agent, ToolContext, tool
-from toolwire.durable import DurableAgent, RunClient, launch, shutdown
+from toolwire.durable import DurableAgent, RunClient, shutdown
 from toolwire.messages import Message, ToolResultMessage
 from toolwire.models.testing import FunctionModel, ModelRequest
 
@@ -162,7 +164,7 @@ async def main() -> None:
         print(f"recovered {' '.join(moved)}", flush=True)
         return
     if mode == "enqueue":
-        launch(db, executor_id="solo", poll_interval=0.05)
+        launch(db, executor_id="solo")
         print("launched", flush=True)
         first = await durable.enqueue("charge everything", run_id=run_id)
         again = await durable.enqueue("a different prompt", run_id=run_id)
@@ -185,7 +187,6 @@ async def main() -> None:
             executor_id=EXECUTOR,
             application_version=version,
             log_level=level,
-            poll_interval=0.05,
         )
         print("ready", flush=True)
         await anyio.sleep_forever()
@@ -196,7 +197,7 @@ async def main() -> None:
             await client.decide(run_id, approvals={p.call.id: True for p in state.pending})
         print("decided", flush=True)
         return
-    launch(db, poll_interval=0.05)
+    launch(db)
     print("launched", flush=True)
     async with anyio.create_task_group() as group:
         if KILL_AT == "approval:wait":
