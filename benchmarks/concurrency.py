@@ -27,12 +27,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from loop import bump, pydantic_ai_run
+
 FRAMEWORKS = ("toolwire", "pydantic-ai")
-
-
-async def bump(n: int) -> int:
-    """Add one."""
-    return n + 1
 
 
 def toolwire_run(rounds: int, delay: float) -> Callable[[], Awaitable[Any]]:
@@ -64,37 +61,10 @@ def toolwire_run(rounds: int, delay: float) -> Callable[[], Awaitable[Any]]:
     return run
 
 
-def pydantic_ai_run(rounds: int, delay: float) -> Callable[[], Awaitable[Any]]:
-    from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from pydantic_ai.usage import UsageLimits
-
-    async def run() -> Any:
-        count = 0
-
-        async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-            nonlocal count
-            count += 1
-            await asyncio.sleep(delay)
-            if count > rounds:
-                return ModelResponse(parts=[TextPart("done")])
-            return ModelResponse(
-                parts=[ToolCallPart("bump", {"n": count}, tool_call_id=f"c{count}")]
-            )
-
-        agent = Agent(FunctionModel(reply), tools=[bump])
-        result = await agent.run("go", usage_limits=UsageLimits(request_limit=rounds + 5))
-        assert result.output == "done"
-        return result
-
-    return run
-
-
 def measure(framework: str, runs: int, rounds: int, delay: float) -> dict[str, float]:
     """One framework's figures, in this process."""
-    make = toolwire_run if framework == "toolwire" else pydantic_ai_run
-    run = make(rounds, delay)
+    run = toolwire_run(rounds, delay) if framework == "toolwire" else pydantic_ai_run(rounds, delay)
+    assert run is not None, "pydantic-ai is not installed"
 
     async def main() -> tuple[float, float]:
         await run()  # warm-up: first-use costs are left out

@@ -77,7 +77,9 @@ def toolwire_run(rounds: int, *, wrapped: bool = False) -> Callable[[], Awaitabl
 # --- pydantic-ai -------------------------------------------------------------------------------
 
 
-def pydantic_ai_run(rounds: int) -> Callable[[], Awaitable[Any]] | None:
+def pydantic_ai_run(rounds: int, delay: float | None = None) -> Callable[[], Awaitable[Any]] | None:
+    """A pydantic-ai run of `rounds` tool rounds; with a `delay`, the model answers after an
+    async sleep of that many seconds (as a provider's round trip would), else at once."""
     try:
         from pydantic_ai import Agent
         from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
@@ -98,7 +100,12 @@ def pydantic_ai_run(rounds: int) -> Callable[[], Awaitable[Any]] | None:
                 parts=[ToolCallPart("bump", {"n": count}, tool_call_id=f"c{count}")]
             )
 
-        agent = Agent(FunctionModel(reply), tools=[bump])
+        async def reply_later(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            await asyncio.sleep(delay or 0)
+            return reply(messages, info)
+
+        model = FunctionModel(reply if delay is None else reply_later)
+        agent = Agent(model, tools=[bump])
         result = await agent.run("go", usage_limits=UsageLimits(request_limit=rounds + 5))
         assert result.output == "done"
         return result

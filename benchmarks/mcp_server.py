@@ -636,7 +636,9 @@ def main() -> None:
     args = parser.parse_args()
     global tool_kind
     tool_kind = os.environ["MCP_BENCH_TOOL"] = args.tool
-    print(f"tool: {args.tool} add; driver: {args.driver}; load average {load_average()} at the start")
+    print(
+        f"tool: {args.tool} add; driver: {args.driver}; load average {load_average()} at the start"
+    )
     if shutil.which("taskset") and (os.cpu_count() or 1) > CLIENT_CPU:
         os.sched_setaffinity(0, {CLIENT_CPU})
     if args.what in ("throughput", "all"):
