@@ -3,8 +3,9 @@ and fastmcp.
 
 Two comparisons, each with sequential calls and with concurrent ones:
 
-- clients: toolwire's `McpClient`, the SDK's `Client` and fastmcp's `Client` (each in its default
-  mode, and `mode="legacy"`, the handshake revision) calling the same server;
+- clients: toolwire's `McpClient`, the SDK's `Client` and fastmcp's `Client`, each in its default
+  mode (2026-07-28 with a server that speaks it) and in the handshake era (`mode="legacy"`,
+  `protocol="legacy"` for toolwire's), calling the same server, compared mode with mode;
 - servers: toolwire's `create_app` (its default SSE answers, which carry a tool's progress, logs
   and questions, and with `json_response=True`), the SDK's `MCPServer` and fastmcp's `FastMCP`
   (their defaults, and with `json_response=True`) serving the same `add(a, b)` tool, called by
@@ -187,17 +188,20 @@ async def running(kind: str) -> AsyncGenerator[tuple[str, int], None]:
 Caller = Callable[[int], Awaitable[None]]
 
 
-@asynccontextmanager
-async def toolwire_client(url: str) -> AsyncGenerator[Caller, None]:
-    from toolwire.mcp import McpClient
+def toolwire_client(protocol: str) -> Callable[[str], Any]:
+    @asynccontextmanager
+    async def open_client(url: str) -> AsyncGenerator[Caller, None]:
+        from toolwire.mcp import McpClient
 
-    async with McpClient(url) as client:
+        async with McpClient(url, protocol=protocol) as client:  # type: ignore[arg-type]
 
-        async def call(i: int) -> None:
-            result = await client.call_tool("add", {"a": i, "b": 1})
-            assert not result.is_error, result.text
+            async def call(i: int) -> None:
+                result = await client.call_tool("add", {"a": i, "b": 1})
+                assert not result.is_error, result.text
 
-        yield call
+            yield call
+
+    return open_client
 
 
 def sdk_client(mode: str) -> Callable[[str], Any]:
@@ -232,7 +236,8 @@ def fastmcp_client(mode: str) -> Callable[[str], Any]:
 
 
 CLIENTS: dict[str, Callable[[str], Any]] = {
-    "toolwire McpClient": toolwire_client,
+    "toolwire McpClient": toolwire_client("auto"),
+    "toolwire McpClient(legacy)": toolwire_client("legacy"),
     "SDK Client": sdk_client("auto"),
     "SDK Client(legacy)": sdk_client("legacy"),
     "fastmcp Client": fastmcp_client("auto"),
@@ -323,7 +328,7 @@ async def main(calls: int, servers: list[str], clients: list[str]) -> None:
     print(
         "calls/s is wall-clock; CPU is microseconds per call in each process (steadier on a busy machine)"
     )
-    header = f"{'server':<16} {'client':<22} {'calls/s':>8} {'client CPU':>11} {'server CPU':>11}"
+    header = f"{'server':<16} {'client':<26} {'calls/s':>8} {'client CPU':>11} {'server CPU':>11}"
     results: dict[tuple[str, str, str], Sample] = {}
     rows: list[str] = []
     for server in servers:
@@ -333,49 +338,48 @@ async def main(calls: int, servers: list[str], clients: list[str]) -> None:
             results[server, client, "concurrent"] = conc
             for mode, sample in (("sequential", seq), ("concurrent", conc)):
                 rows.append(
-                    f"{mode:<11} {server:<16} {client:<22} {sample.rate:>8.0f} "
+                    f"{mode:<11} {server:<16} {client:<26} {sample.rate:>8.0f} "
                     f"{sample.client_us:>9.0f}us {sample.server_us:>9.0f}us"
                 )
     print(f"{'':<11} {header}")
     print("\n".join(sorted(rows, key=lambda r: r.startswith("concurrent"))))
 
-    ours_client, ours_server = "toolwire McpClient", "toolwire"
-    if ours_client in clients:
+    # Like against like: a client in its default mode against toolwire's default (both speak
+    # 2026-07-28 to a server that does), a `(legacy)` one against toolwire's `(legacy)`.
+    print(
+        "\nclient: toolwire McpClient vs the SDK's and fastmcp's Client in the same mode, on the "
+        "same server (higher is better for toolwire)"
+    )
+    for server in servers:
+        for other in clients:
+            ours = "toolwire McpClient" + ("(legacy)" if other.endswith("(legacy)") else "")
+            if other.startswith("toolwire") or ours not in clients:
+                continue
+            parts: list[str] = []
+            for mode in ("sequential", "concurrent"):
+                mine, theirs = results[server, ours, mode], results[server, other, mode]
+                parts.append(
+                    f"{mode} {mine.rate / theirs.rate:.2f}x calls/s, "
+                    f"{theirs.client_us / mine.client_us:.2f}x per client CPU"
+                )
+            print(f"  {server:<16} {ours:<26} vs {other:<22} " + "; ".join(parts))
+    ours = "toolwire" if "toolwire" in servers else "toolwire(json)"
+    theirs_servers = [other for other in servers if not other.startswith("toolwire")]
+    if ours in servers and theirs_servers:
         print(
-            "\nclient: toolwire McpClient vs the SDK's and fastmcp's Client on the same server "
-            "(higher is better for toolwire)"
-        )
-        for server in servers:
-            for other in clients:
-                if other == ours_client:
-                    continue
-                parts: list[str] = []
-                for mode in ("sequential", "concurrent"):
-                    ours = results[server, ours_client, mode]
-                    theirs = results[server, other, mode]
-                    parts.append(
-                        f"{mode} {ours.rate / theirs.rate:.2f}x calls/s, "
-                        f"{theirs.client_us / ours.client_us:.2f}x per client CPU"
-                    )
-                print(f"  {server:<16} vs {other:<22} " + "; ".join(parts))
-    if ours_server in servers:
-        print(
-            "\nserver: toolwire's create_app vs MCPServer and fastmcp, same client "
+            f"\nserver: toolwire's create_app ({ours}) vs MCPServer and fastmcp, same client "
             "(higher is better for toolwire)"
         )
         for client in clients:
-            for other in servers:
-                if other.startswith("toolwire"):
-                    continue
+            for other in theirs_servers:
                 parts = []
                 for mode in ("sequential", "concurrent"):
-                    ours = results[ours_server, client, mode]
-                    theirs = results[other, client, mode]
+                    mine, theirs = results[ours, client, mode], results[other, client, mode]
                     parts.append(
-                        f"{mode} {ours.rate / theirs.rate:.2f}x calls/s, "
-                        f"{theirs.server_us / ours.server_us:.2f}x per server CPU"
+                        f"{mode} {mine.rate / theirs.rate:.2f}x calls/s, "
+                        f"{theirs.server_us / mine.server_us:.2f}x per server CPU"
                     )
-                print(f"  {client:<22} vs {other:<16} " + "; ".join(parts))
+                print(f"  {client:<26} vs {other:<16} " + "; ".join(parts))
 
 
 # --- load: many clients at once -------------------------------------------------------------
