@@ -16,8 +16,21 @@ a shared machine falls on both alike. A row gives each server's median calls/s a
 and two ratios, each the median of the per-round pairs with their range: calls/s (toolwire over
 the SDK) and server CPU per call (the SDK's over toolwire's; the steadier figure on a busy
 machine, since another process's load slows the clock but not the CPU a call takes); above 1
-toolwire is ahead. The load average is printed with each row. fastmcp, when installed, joins
-the rotation.
+toolwire is ahead. The load average is printed with each row.
+
+fastmcp joins the rotation (its own columns and ratios, toolwire over fastmcp) when a Python
+with it is given. It is kept out of toolwire's environment, since it may pull other versions of
+`mcp` or `starlette`; make it its own virtual environment outside the repository, once:
+
+    python3 -m venv /work/fastmcp-venv
+    /work/fastmcp-venv/bin/pip install "fastmcp==4.2.*" uvicorn anyio
+
+then pass `--fastmcp-python /work/fastmcp-venv/bin/python` (or set `FASTMCP_PYTHON`): the fastmcp
+server process runs this file under that Python (`--serve fastmcp MODE PORT`; the top of this
+file imports only the standard library and anyio), served with `json_response=True` and the
+same `add`. A server that does not answer in an era is reported once as not serving it, and its
+columns in that era's rows read `n/a`. `app` (in-process, no sockets) compares toolwire and the
+SDK only.
 
 Cold start: from spawning `toolwire serve --prebuilt` (as the installed script runs it) to the
 first answered `tools/call`,
@@ -26,12 +39,14 @@ runs. Both servers are pinned to CPU 0 as above.
 
 Run: `.venv/bin/python benchmarks/mcp_server.py [throughput|cold|all] [--clients 10,100,500]
 [--rounds 5] [--eras legacy,modern] [--modes stateful,stateless] [--calls 2000]
-[--tool sync|async] [--driver raw|mcp]`.
+[--tool sync|async] [--driver raw|mcp] [--fastmcp-python PATH]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import os
 import shutil
 import socket
@@ -98,9 +113,9 @@ def sdk_app(stateless: bool) -> Any:
 
 
 def fastmcp_app(stateless: bool) -> Any:
-    from fastmcp import FastMCP  # pyright: ignore[reportMissingImports]
-
-    server: Any = FastMCP("bench")
+    # Imported by name: fastmcp is in its own virtual environment, not the one checked here.
+    fastmcp: Any = importlib.import_module("fastmcp")
+    server: Any = fastmcp.FastMCP("bench")
     server.tool(TOOLS[tool_kind])
     return server.http_app(json_response=True, stateless_http=stateless)
 
@@ -132,12 +147,34 @@ def pinned(command: list[str], cpu: int) -> list[str]:
     return command
 
 
-def has_fastmcp() -> bool:
-    try:
-        import fastmcp  # pyright: ignore[reportMissingImports, reportUnusedImport]  # noqa: F401
-    except ImportError:
-        return False
-    return True
+fastmcp_python: str | None = None
+"""The interpreter that serves fastmcp (`--fastmcp-python`, else `$FASTMCP_PYTHON`, else this one
+when fastmcp is installed here); None leaves fastmcp out."""
+
+
+def find_fastmcp(given: str | None) -> tuple[str, str] | None:
+    """The interpreter that has fastmcp and uvicorn, and a line naming the versions it runs; None
+    when there is none. fastmcp lives in its own virtual environment (it may want other versions
+    of `mcp` or `starlette` than toolwire's), so its server runs under that environment's Python:
+    this file imports only the standard library and anyio at its top, which both have."""
+    python = given or os.environ.get("FASTMCP_PYTHON")
+    if not python:
+        if importlib.util.find_spec("fastmcp") is None:
+            return None
+        python = sys.executable
+    script = (
+        "from importlib.metadata import version as v; import anyio, uvicorn; "
+        "print(f\"fastmcp {v('fastmcp')} (mcp {v('mcp')}, starlette {v('starlette')})\")"
+    )
+    done = subprocess.run([python, "-c", script], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{python} cannot serve fastmcp: {done.stderr.strip()[-500:]}")
+    return python, f"{done.stdout.strip()} from {python}"
+
+
+def interpreter(kind: str) -> str:
+    """The Python that runs `kind`'s server process."""
+    return fastmcp_python if kind == "fastmcp" and fastmcp_python else sys.executable
 
 
 @dataclass
@@ -163,7 +200,7 @@ async def listening(port: int, poll: float) -> None:
 @asynccontextmanager
 async def running(kind: str, mode: str) -> AsyncIterator[Running]:
     port = free_port()
-    command = [sys.executable, __file__, "--serve", kind, mode, str(port)]
+    command = [interpreter(kind), __file__, "--serve", kind, mode, str(port)]
     proc = await anyio.open_process(
         pinned(command, SERVER_CPU), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -292,6 +329,32 @@ def load_average() -> str:
         return "?"
 
 
+async def serves(server: Running, era: str) -> str | None:
+    """None when `server` answers a call in `era`, else what went wrong: a server that does not
+    speak an era gets `n/a` in that era's rows rather than a figure."""
+    from toolwire.mcp import McpClient
+
+    try:
+        with anyio.fail_after(30):
+            client = McpClient(server.url, timeout=30, protocol=era, follow_changes=False)  # type: ignore[arg-type]
+            async with client:
+                result = await client.call_tool("add", {"a": 1, "b": 1})
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return result.text if result.is_error or result.text != "2" else None
+
+
+def ratio_columns(found: dict[str, list[Round]], other: str) -> tuple[str, str]:
+    """toolwire over `other`: the median and range of the per-round calls/s ratios and of the
+    server-CPU-per-call ratios (`other`'s CPU over toolwire's), or `n/a` when it did not run."""
+    if not found[other]:
+        return "n/a", "n/a"
+    pairs = list(zip(found["toolwire"], found[other], strict=True))
+    rates = [ours.rate / theirs.rate for ours, theirs in pairs if theirs.rate > 0]
+    cpus = [theirs.server_us / ours.server_us for ours, theirs in pairs if ours.server_us > 0]
+    return (spread(rates) if rates else "-"), (spread(cpus) if cpus else "-")
+
+
 DRIVERS = {"raw": raw_round, "mcp": load_round}
 """How a round drives a server: prepared bytes on keep-alive connections, or `McpClient`s."""
 
@@ -299,20 +362,22 @@ DRIVERS = {"raw": raw_round, "mcp": load_round}
 async def throughput(
     eras: list[str], modes: list[str], load: list[int], rounds: int, calls: int, driver: str
 ) -> None:
-    kinds = ["toolwire", "SDK"] + (["fastmcp"] if has_fastmcp() else [])
+    kinds = ["toolwire", "SDK"] + (["fastmcp"] if fastmcp_python else [])
+    others = kinds[1:]
     drive = DRIVERS[driver]
     print(
         f"server on CPU {SERVER_CPU}, {driver} clients on CPU {CLIENT_CPU}; "
         f"max({calls}, 4 x clients) "
         f"calls a round, {rounds} alternating rounds per row. calls/s and CPU/call: medians; "
-        "the ratios (toolwire over SDK, >1 is toolwire ahead) are the median of the per-round "
-        "pairs with their range; 'CPU' is the SDK's server CPU per call over toolwire's, the "
-        "steadier figure on a loaded machine; 'load' is the 1-minute load average"
+        "the ratios (toolwire over each other server, >1 is toolwire ahead) are the median of "
+        "the per-round pairs with their range; 'CPU' is the other server's CPU per call over "
+        "toolwire's, the steadier figure on a loaded machine; 'load' is the 1-minute load average"
     )
     print(
         f"{'era':<7} {'mode':<9} {'clients':>7} "
         + " ".join(f"{k + ' calls/s':>17}" for k in kinds)
-        + f"  {'calls/s ratio':>19}  {'CPU ratio':>19}  "
+        + "".join(f"  {'calls/s vs ' + k:>19}  {'CPU vs ' + k:>19}" for k in others)
+        + "  "
         + " ".join(f"{k + ' CPU':>13}" for k in kinds)
         + "  load  errors"
     )
@@ -320,29 +385,46 @@ async def throughput(
         async with AsyncExitStack() as stack:
             servers = [await stack.enter_async_context(running(k, mode)) for k in kinds]
             for era in eras:
+                serving = list(servers)
+                for server in servers:
+                    problem = await serves(server, era)
+                    if problem is not None:
+                        print(f"        {server.kind} does not serve {era} {mode}: {problem[:200]}")
+                        serving.remove(server)
                 for clients in load:
                     total = max(calls, 4 * clients)
                     found: dict[str, list[Round]] = {k: [] for k in kinds}
                     for turn in range(rounds):
-                        # Alternate who goes first, so neither always follows the other.
-                        order = servers if turn % 2 == 0 else servers[::-1]
+                        # Alternate who goes first, so no one always follows the same server.
+                        order = serving if turn % 2 == 0 else serving[::-1]
                         for server in order:
                             found[server.kind].append(await drive(server, era, clients, total))
-                    pairs = list(zip(found["toolwire"], found["SDK"], strict=True))
-                    rates = [ours.rate / theirs.rate for ours, theirs in pairs]
-                    cpus = [
-                        theirs.server_us / ours.server_us
-                        for ours, theirs in pairs
-                        if ours.server_us > 0
-                    ]
-                    rate = {k: statistics.median(r.rate for r in found[k]) for k in kinds}
-                    cpu = {k: statistics.median(r.server_us for r in found[k]) for k in kinds}
-                    errors = ", ".join(f"{k}: {sum(r.errors for r in found[k])}" for k in kinds)
+                    if not found["toolwire"]:
+                        continue
+                    rate = {
+                        k: statistics.median(r.rate for r in found[k]) for k in kinds if found[k]
+                    }
+                    cpu = {
+                        k: statistics.median(r.server_us for r in found[k])
+                        for k in kinds
+                        if found[k]
+                    }
+                    errors = ", ".join(
+                        f"{k}: {sum(r.errors for r in found[k])}" for k in kinds if found[k]
+                    )
                     print(
                         f"{era:<7} {mode:<9} {clients:>7} "
-                        + " ".join(f"{rate[k]:>17.0f}" for k in kinds)
-                        + f"  {spread(rates):>19}  {spread(cpus) if cpus else '-':>19}  "
-                        + " ".join(f"{cpu[k]:>11.0f}us" for k in kinds)
+                        + " ".join(
+                            f"{rate[k]:>17.0f}" if k in rate else f"{'n/a':>17}" for k in kinds
+                        )
+                        + "".join(
+                            f"  {pair[0]:>19}  {pair[1]:>19}"
+                            for pair in (ratio_columns(found, k) for k in others)
+                        )
+                        + "  "
+                        + " ".join(
+                            f"{cpu[k]:>11.0f}us" if k in cpu else f"{'n/a':>13}" for k in kinds
+                        )
                         + f"  {load_average():>4}  {errors}",
                         flush=True,
                     )
@@ -633,12 +715,22 @@ def main() -> None:
         default="raw",
         help="drive the servers with prepared requests (raw) or with McpClients (mcp)",
     )
+    parser.add_argument(
+        "--fastmcp-python",
+        metavar="PATH",
+        help="a Python with fastmcp and uvicorn (its own venv) that serves fastmcp in the "
+        "throughput rotation; default $FASTMCP_PYTHON, else this Python if it has fastmcp",
+    )
     args = parser.parse_args()
-    global tool_kind
+    global tool_kind, fastmcp_python
     tool_kind = os.environ["MCP_BENCH_TOOL"] = args.tool
     print(
         f"tool: {args.tool} add; driver: {args.driver}; load average {load_average()} at the start"
     )
+    if args.what == "throughput" or args.what == "all":
+        found = find_fastmcp(args.fastmcp_python)
+        fastmcp_python = found[0] if found else None
+        print(found[1] if found else "fastmcp: not found (see --fastmcp-python), left out")
     if shutil.which("taskset") and (os.cpu_count() or 1) > CLIENT_CPU:
         os.sched_setaffinity(0, {CLIENT_CPU})
     if args.what in ("throughput", "all"):
