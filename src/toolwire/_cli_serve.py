@@ -202,8 +202,13 @@ def serve(
                     group.cancel_scope.cancel()  # the server ended on its own: stop waiting
 
                 group.start_soon(run_server)
-                out.print(url)
-                err.print(f"serving {len(chosen)} tools at {url} (Ctrl-C stops)")
+                # Plain text: rich's emoji table (a few ms to load) is for text that has codes.
+                out.print(url, markup=False, emoji=False)
+                err.print(
+                    f"serving {len(chosen)} tools at {url} (Ctrl-C stops)",
+                    markup=False,
+                    emoji=False,
+                )
                 async for _ in signals:
                     server.should_exit = True  # graceful: finish requests, end sessions
                     break
