@@ -35,7 +35,8 @@ SDK only.
 Cold start: from spawning `toolwire serve --prebuilt` (as the installed script runs it) to the
 first answered `tools/call`,
 against an `MCPServer` script serving the same tools under uvicorn, alternating, median of the
-runs. Both servers are pinned to CPU 0 as above.
+runs; with the CPU each server used to get there (the steadier figure on a loaded machine) and
+both ratios as median (range) of the per-round pairs. Both servers are pinned to CPU 0 as above.
 
 Run: `.venv/bin/python benchmarks/mcp_server.py [throughput|cold|all] [--clients 10,100,500]
 [--rounds 5] [--eras legacy,modern] [--modes stateful,stateless] [--calls 2000]
@@ -653,8 +654,17 @@ def cold_command(kind: str, port: int) -> list[str]:
     return pinned(command, SERVER_CPU)
 
 
-async def cold_once(kind: str) -> float:
-    """Seconds from spawning the server to the first answered `tools/call`."""
+def cpu_so_far(pid: int) -> float:
+    """CPU seconds process `pid` has used, to the nanosecond where Linux tells (schedstat)."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return process_cpu(pid)
+
+
+async def cold_once(kind: str) -> tuple[float, float]:
+    """Seconds from spawning the server to the first answered `tools/call`, and the CPU
+    seconds the server used for it (steadier on a shared machine: load slows the clock)."""
     from toolwire.mcp import McpClient
 
     port = free_port()
@@ -669,8 +679,9 @@ async def cold_once(kind: str) -> float:
             async with McpClient(url, protocol="legacy", follow_changes=False) as client:
                 result = await client.call_tool("calculator", {"expression": "6*7"})
         elapsed = time.perf_counter() - start
+        cpu = cpu_so_far(proc.pid)  # `taskset` execs the server: the same process
         assert result.text.strip() == "42", result.text
-        return elapsed
+        return elapsed, cpu
     finally:
         proc.terminate()
         with anyio.fail_after(20):
@@ -679,17 +690,23 @@ async def cold_once(kind: str) -> float:
 
 
 async def cold(rounds: int) -> None:
-    found: dict[str, list[float]] = {"toolwire": [], "SDK": []}
+    found: dict[str, list[tuple[float, float]]] = {"toolwire": [], "SDK": []}
     for turn in range(rounds):
         order = ("toolwire", "SDK") if turn % 2 == 0 else ("SDK", "toolwire")
         for kind in order:
             found[kind].append(await cold_once(kind))
-    ratios = [a / b for a, b in zip(found["toolwire"], found["SDK"], strict=True)]
-    ours, theirs = statistics.median(found["toolwire"]), statistics.median(found["SDK"])
+    pairs = list(zip(found["toolwire"], found["SDK"], strict=True))
+    ours, theirs = (
+        [statistics.median(run[i] for run in found[kind]) for i in (0, 1)]
+        for kind in ("toolwire", "SDK")
+    )
     print(
-        f"cold start to the first answered call, median of {rounds} alternating runs: "
-        f"toolwire serve --prebuilt {ours * 1000:.0f} ms, MCPServer {theirs * 1000:.0f} ms, "
-        f"toolwire/SDK {statistics.median(ratios):.2f}x (lower is better)"
+        f"cold start to the first answered call, median of {rounds} alternating runs (load "
+        f"{load_average()}): toolwire serve --prebuilt {ours[0] * 1000:.0f} ms "
+        f"(CPU {ours[1] * 1000:.0f} ms), MCPServer {theirs[0] * 1000:.0f} ms "
+        f"(CPU {theirs[1] * 1000:.0f} ms); toolwire/SDK, lower is better: wall "
+        f"{spread([a[0] / b[0] for a, b in pairs])}, server CPU "
+        f"{spread([a[1] / b[1] for a, b in pairs])}"
     )
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import pydantic
 import pytest
 
 from toolwire import tool
-from toolwire._schema import inspect_function
+from toolwire._schema import inspect_function, takes_context
 from toolwire.tools import ToolContext
 
 pytestmark = pytest.mark.anyio
@@ -126,3 +127,33 @@ def test_a_scalar_tool_loads_no_pydantic_schema_generation() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _plain(city: str, days: int = 1) -> str:
+    return city
+
+
+def _with_context(ctx: ToolContext, city: str) -> str:
+    return city
+
+
+def _optional_context(city: str, ctx: ToolContext | None = None) -> str:
+    return city
+
+
+def _annotated_context(city: str, ctx: Annotated[ToolContext, "the call"]) -> str:
+    return city
+
+
+def _not_a_context(city: str, ctx: str) -> str:
+    return city
+
+
+@pytest.mark.parametrize(
+    "function", [_plain, _with_context, _optional_context, _annotated_context, _not_a_context]
+)
+def test_takes_context_agrees_with_the_full_inspection(function: Callable[..., Any]) -> None:
+    # What an MCP server asks of every tool it serves, without building its schema again.
+    found = inspect_function(function, ToolContext).context_param is not None
+    assert takes_context(function, ToolContext) is found
+    assert found is (function not in (_plain, _not_a_context))

@@ -1,8 +1,10 @@
-"""What every `toolwire` command shares: the two consoles, the `--debug` switch, the options
-several commands take, and running a command's async body.
+"""What every `toolwire` command shares: the two consoles, the `--debug` switch, running a
+command's async body, and running a command with its errors reported in one line.
 
-Kept light (no tools, no agent): `cli` imports it to answer `--help` and `--version`, and each
-command's module adds what that command needs (`_cli_tools` loads the tools a command names).
+Kept light (no tools, no agent, and no typer until a typer command runs): `cli` imports it to
+answer `--help` and `--version`, and `toolwire serve` runs from a plain command line without
+typer (`_cli_quick`). Each command's module adds what that command needs (`_cli_tools` loads
+the tools a command names; `_cli_options` holds the typer options several commands share).
 
 The lowest floor of the CLI: the root (`cli`), serving (`_cli_serve`, `_serve_workers`), the MCP
 commands (`_cli_connect`, `_cli_mcp`) and the agent commands (`_cli_agent`, `_cli_run`) build on
@@ -18,29 +20,20 @@ import sys
 import threading
 import typing
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import typer
 from rich.console import Console
 
 from .errors import MissingApiKeyError, ToolwireError
 
+if TYPE_CHECKING:
+    import typer
+
 __all__ = [
-    "ApiKeyOption",
-    "BaseUrlOption",
     "CliError",
-    "HeaderOption",
-    "LoginOption",
-    "LoginPortOption",
-    "McpOption",
-    "ModelOption",
-    "PrebuiltOption",
-    "SamplingModeOption",
-    "TokenDirOption",
-    "TokenOption",
-    "ToolsOption",
+    "CommandExit",
+    "command_args",
     "err",
     "exit_interrupted",
     "exit_now",
@@ -50,7 +43,9 @@ __all__ = [
     "resolve_model",
     "run_async",
     "run_command",
+    "run_guarded",
     "run_interruptible",
+    "run_typer",
     "state",
 ]
 
@@ -59,54 +54,13 @@ class CliError(Exception):
     """A failure the user can fix; printed without a traceback."""
 
 
-# The options that choose a run's model and tools, shared by `run` and `web` so both read alike.
-ModelOption = Annotated[
-    str,
-    typer.Option(
-        help="provider:model-name (e.g. openai:gpt-4.1-mini), or 'test' for the offline model."
-    ),
-]
-BaseUrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--base-url",
-        "--endpoint",
-        help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1; "
-        "for azure: the resource endpoint.",
-    ),
-]
-ApiKeyOption = Annotated[
-    str | None, typer.Option(help="The API key (default: the provider's variable).")
-]
-McpOption = Annotated[list[str] | None, typer.Option(help="An MCP server URL, repeatable.")]
-PrebuiltOption = Annotated[
-    bool, typer.Option("--prebuilt", help="Give the agent the prebuilt tools.")
-]
-ToolsOption = Annotated[
-    list[str] | None,
-    typer.Option("--tools", help="module:attribute or file.py:attribute, repeatable."),
-]
-# Reaching and signing in to MCP servers, and answering their sampling: `tools`, `call` and `run`.
-TokenOption = Annotated[str | None, typer.Option(help="Bearer token.")]
-HeaderOption = Annotated[
-    list[str] | None, typer.Option(help="'Name: value' (or NAME=VALUE), repeatable.")
-]
-LoginOption = Annotated[
-    bool, typer.Option(help="Sign in with OAuth in a browser; tokens are kept for next time.")
-]
-LoginPortOption = Annotated[
-    int, typer.Option(help="The loopback port the sign-in redirect comes back to.")
-]
-TokenDirOption = Annotated[
-    Path | None,
-    typer.Option(help="Where --login keeps tokens (default: $XDG_CONFIG_HOME/toolwire/oauth)."),
-]
-SamplingModeOption = Annotated[
-    Literal["ask", "allow", "deny"],
-    typer.Option(
-        help="A server asking the model for a completion: ask on the terminal, allow, or deny."
-    ),
-]
+class CommandExit(Exception):
+    """Ends a command with `code` (typer's `Exit`, for code that runs without typer)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
 
 # soft_wrap: long results stay on one line (rich would otherwise break JSON at the width).
 out = Console(highlight=False, soft_wrap=True)
@@ -159,7 +113,7 @@ def run_async(main: Callable[[], Any]) -> Any:
         return anyio.run(main)
     except KeyboardInterrupt:
         err.print("stopped")
-        raise typer.Exit(130) from None
+        raise CommandExit(130) from None
 
 
 def run_interruptible(
@@ -206,7 +160,7 @@ def run_interruptible(
     err.print("stopped")
     if on_interrupt is not None:
         on_interrupt()
-    raise typer.Exit(130)
+    raise CommandExit(130)
 
 
 def exit_now(code: int) -> typing.NoReturn:
@@ -231,31 +185,59 @@ def exit_interrupted(code: int) -> None:
         exit_now(code)
 
 
+def command_args(argv: Sequence[str] | None = None) -> list[str]:
+    """The command line (the process's arguments by default) without `--debug`, which is taken
+    anywhere before a `--` and sets `state["debug"]`."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    end = args.index("--") if "--" in args else len(args)
+    state["debug"] = "--debug" in args[:end]
+    return [a for i, a in enumerate(args) if i >= end or a != "--debug"]
+
+
 def run_command(app: typer.Typer, argv: Sequence[str] | None = None) -> int:
     """Run the typer `app` on `argv` (the process's arguments by default); the exit code.
 
     `--debug` is taken anywhere before a `--`; without it a user's error prints one line.
     """
-    args = list(sys.argv[1:] if argv is None else argv)
-    end = args.index("--") if "--" in args else len(args)
-    state["debug"] = "--debug" in args[:end]
-    args = [a for i, a in enumerate(args) if i >= end or a != "--debug"]
+    args = command_args(argv)
+    return run_guarded(lambda: run_typer(app, args))
+
+
+def run_typer(app: typer.Typer, args: list[str]) -> Any:
+    """Run the typer `app` on `args` (`--debug` already taken out); typer's exits and aborts
+    become `CommandExit`."""
+    import typer  # the cli extra
+
     try:
         try:
             command = hide_flag_types(typer.main.get_command(app))
-            code = command.main(args=args, standalone_mode=False, prog_name="toolwire")
+            return command.main(args=args, standalone_mode=False, prog_name="toolwire")
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+    except typer.Exit as exc:
+        raise CommandExit(exc.exit_code) from None
+    except typer.Abort:
+        raise CommandExit(130) from None
+
+
+def run_guarded(call: Callable[[], Any]) -> int:
+    """Run a command (`call`) and return its exit code: an error the user can fix (or any
+    error, without `--debug`) prints one line and gives 1, Ctrl-C gives 130."""
+    try:
+        try:
+            code = call()
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
         if isinstance(code, int):  # a command's typer.Exit(n) comes back as its return value
             return code
-    except typer.Exit as exc:
-        return exc.exit_code
+    except CommandExit as exc:
+        return exc.code
     except (CliError, ToolwireError, OSError) as exc:
         if state["debug"]:
             raise
         err.print(f"error: {exc}", markup=False)
         return 1
-    except typer.Abort:
+    except (KeyboardInterrupt, EOFError):  # as typer treats them while a command runs
         return 130
     except Exception as exc:  # usage errors (typer's own click) and anything unexpected
         show = getattr(exc, "show", None)
@@ -279,6 +261,8 @@ def _unwrap(exc: BaseException) -> BaseException:
 
 def hide_flag_types(command: Any) -> Any:
     """`command` with no type shown for its on/off flags: `--prebuilt` takes no `<bool>`."""
+    import typer  # the cli extra
+
     help_option = command.get_help_option(typer.Context(command))  # made once, then cached
     for param in [*command.params, *([help_option] if help_option is not None else [])]:
         if getattr(param, "is_flag", False) and param.metavar is None:

@@ -19,12 +19,6 @@ from rich.text import Text
 
 from ._cli_common import (
     CliError,
-    HeaderOption,
-    LoginOption,
-    LoginPortOption,
-    SamplingModeOption,
-    TokenDirOption,
-    TokenOption,
     err,
     out,
     preview,
@@ -33,6 +27,14 @@ from ._cli_common import (
 )
 from ._cli_connect import connected, mcp_client
 from ._cli_cost import print_costs
+from ._cli_options import (
+    HeaderOption,
+    LoginOption,
+    LoginPortOption,
+    SamplingModeOption,
+    TokenDirOption,
+    TokenOption,
+)
 from ._validate import SchemaValidator
 from .errors import McpAuthError, McpConnectionError, McpError, SchemaError
 from .results import AudioPart, ImagePart, ResourcePart, ToolResult, json_representation

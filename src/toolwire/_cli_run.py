@@ -22,9 +22,16 @@ from ._cli_agent import (
     run_with_view,
 )
 from ._cli_common import (
+    CliError,
+    err,
+    out,
+    resolve_model,
+    run_interruptible,
+)
+from ._cli_connect import connected, mcp_client
+from ._cli_options import (
     ApiKeyOption,
     BaseUrlOption,
-    CliError,
     LoginOption,
     LoginPortOption,
     McpOption,
@@ -33,12 +40,7 @@ from ._cli_common import (
     SamplingModeOption,
     TokenDirOption,
     ToolsOption,
-    err,
-    out,
-    resolve_model,
-    run_interruptible,
 )
-from ._cli_connect import connected, mcp_client
 from ._cli_tools import load_tools, prebuilt_tools
 from ._serve_app import running_server
 from .agent import Agent

@@ -15,126 +15,108 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import typer
 
 from ._cli_common import (
     CliError,
+    command_args,
     err,
     exit_interrupted,
     out,
     run_async,
-    run_command,
+    run_guarded,
+    run_typer,
     state,
 )
+from ._cli_quick import Declared, quick_options, typer_command
 from ._cli_tools import load_tools, prebuilt_tools
 from ._serve_app import http_listener, http_server
 from ._serve_workers import WorkerPlan, supervise
 from .tools import Tool
 
-__all__ = ["TOKEN_ENV", "add_serve", "console_serve", "serve"]
+if TYPE_CHECKING:
+    import typer
+
+__all__ = ["SERVE_OPTIONS", "TOKEN_ENV", "add_serve", "console_serve", "serve"]
 
 TOKEN_ENV = "TOOLWIRE_SERVE_TOKEN"
 _INTROSPECTION_ENV = "TOOLWIRE_INTROSPECTION_SECRET"
 
+SERVE_OPTIONS: dict[str, Declared] = {
+    "tools": Declared("module:attribute, repeatable.", ("--tools",)),
+    "prebuilt": Declared("Serve the prebuilt tools.", ("--prebuilt",)),
+    "host": Declared("Interface to listen on (default 127.0.0.1)."),
+    "port": Declared("Port, 0 picks a free one (default 8000)."),
+    "stdio": Declared("Serve over stdin/stdout.", ("--stdio",)),
+    "token": Declared(
+        "Require this bearer token (better from the environment: argv shows in ps).",
+        envvar=TOKEN_ENV,
+    ),
+    "token_file": Declared("Require the bearer token held in this file."),
+    "allow_anonymous": Declared(
+        "Serve beyond loopback without a token: anyone who reaches the port may call.",
+        ("--allow-anonymous",),
+    ),
+    "allowed_host": Declared(
+        "A Host name clients may use besides the local ones, repeatable; '*' for any.",
+        ("--allowed-host",),
+    ),
+    "stateless": Declared("No sessions (for several workers)."),
+    "workers": Declared(
+        "Serve the port from this many processes (needs --stateless; POSIX only).", min=1
+    ),
+    "max_sessions": Declared("Sessions open at once; past it new ones get 503.", min=1),
+    "session_idle_timeout": Declared("Seconds before an idle session is closed.", min=0.001),
+    "upload_timeout": Declared("Seconds a client may take to send a request.", min=0.001),
+    "max_body_bytes": Declared("The largest request body accepted.", min=1),
+    "auth_issuer": Declared(
+        "Accept OAuth access tokens from this authorization server (its issuer URL).",
+        panel="OAuth",
+    ),
+    "auth_resource": Declared(
+        "This server's public MCP URL, the tokens' audience (default: the URL served).",
+        panel="OAuth",
+    ),
+    "auth_scope": Declared("A scope every request needs, repeatable.", panel="OAuth"),
+    "auth_tool_scope": Declared(
+        "'TOOL=SCOPE [SCOPE...]': scopes a tool's calls need too, repeatable.", panel="OAuth"
+    ),
+    "auth_audience": Declared(
+        "An accepted token audience in place of the resource URL, repeatable.", panel="OAuth"
+    ),
+    "auth_introspection_client": Declared(
+        f"Check tokens by introspection as this client (secret in ${_INTROSPECTION_ENV}).",
+        panel="OAuth",
+    ),
+}
+"""`serve`'s parameters as options: declared as data, so that a plain command line starts a
+server without typer (`_cli_quick`)."""
+
 
 def serve(
-    tools: Annotated[
-        list[str] | None, typer.Option("--tools", help="module:attribute, repeatable.")
-    ] = None,
-    prebuilt: Annotated[bool, typer.Option("--prebuilt", help="Serve the prebuilt tools.")] = False,
-    host: Annotated[
-        str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")
-    ] = None,
-    port: Annotated[
-        int | None, typer.Option(help="Port, 0 picks a free one (default 8000).")
-    ] = None,
-    stdio: Annotated[bool, typer.Option("--stdio", help="Serve over stdin/stdout.")] = False,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            help="Require this bearer token (better from the environment: argv shows in ps).",
-            envvar=TOKEN_ENV,
-            show_envvar=True,
-        ),
-    ] = None,
-    token_file: Annotated[
-        Path | None, typer.Option(help="Require the bearer token held in this file.")
-    ] = None,
-    allow_anonymous: Annotated[
-        bool,
-        typer.Option(
-            "--allow-anonymous",
-            help="Serve beyond loopback without a token: anyone who reaches the port may call.",
-        ),
-    ] = False,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allowed-host",
-            help="A Host name clients may use besides the local ones, repeatable; '*' for any.",
-        ),
-    ] = None,
-    stateless: Annotated[bool, typer.Option(help="No sessions (for several workers).")] = False,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            min=1, help="Serve the port from this many processes (needs --stateless; POSIX only)."
-        ),
-    ] = None,
-    max_sessions: Annotated[
-        int, typer.Option(min=1, help="Sessions open at once; past it new ones get 503.")
-    ] = 10_000,
-    session_idle_timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds before an idle session is closed.")
-    ] = 1800.0,
-    upload_timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds a client may take to send a request.")
-    ] = 10.0,
-    max_body_bytes: Annotated[
-        int, typer.Option(min=1, help="The largest request body accepted.")
-    ] = 4 * 1024 * 1024,
-    auth_issuer: Annotated[
-        str | None,
-        typer.Option(
-            help="Accept OAuth access tokens from this authorization server (its issuer URL).",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
-    auth_resource: Annotated[
-        str | None,
-        typer.Option(
-            help="This server's public MCP URL, the tokens' audience (default: the URL served).",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
-    auth_scope: Annotated[
-        list[str] | None,
-        typer.Option(help="A scope every request needs, repeatable.", rich_help_panel="OAuth"),
-    ] = None,
-    auth_tool_scope: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="'TOOL=SCOPE [SCOPE...]': scopes a tool's calls need too, repeatable.",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
-    auth_audience: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="An accepted token audience in place of the resource URL, repeatable.",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
-    auth_introspection_client: Annotated[
-        str | None,
-        typer.Option(
-            help=f"Check tokens by introspection as this client (secret in ${_INTROSPECTION_ENV}).",
-            rich_help_panel="OAuth",
-        ),
-    ] = None,
+    tools: list[str] | None = None,
+    prebuilt: bool = False,
+    host: str | None = None,
+    port: int | None = None,
+    stdio: bool = False,
+    token: str | None = None,
+    token_file: Path | None = None,
+    allow_anonymous: bool = False,
+    allowed_host: list[str] | None = None,
+    stateless: bool = False,
+    workers: int | None = None,
+    max_sessions: int = 10_000,
+    session_idle_timeout: float = 1800.0,
+    upload_timeout: float = 10.0,
+    max_body_bytes: int = 4 * 1024 * 1024,
+    auth_issuer: str | None = None,
+    auth_resource: str | None = None,
+    auth_scope: list[str] | None = None,
+    auth_tool_scope: list[str] | None = None,
+    auth_audience: list[str] | None = None,
+    auth_introspection_client: str | None = None,
 ) -> None:
     """Serve tools over MCP (Streamable HTTP, or stdio); stop with Ctrl-C."""
     secret = _serve_token(token, token_file)
@@ -220,8 +202,13 @@ def serve(
                     group.cancel_scope.cancel()  # the server ended on its own: stop waiting
 
                 group.start_soon(run_server)
-                out.print(url)
-                err.print(f"serving {len(chosen)} tools at {url} (Ctrl-C stops)")
+                # Plain text: rich's emoji table (a few ms to load) is for text that has codes.
+                out.print(url, markup=False, emoji=False)
+                err.print(
+                    f"serving {len(chosen)} tools at {url} (Ctrl-C stops)",
+                    markup=False,
+                    emoji=False,
+                )
                 async for _ in signals:
                     server.should_exit = True  # graceful: finish requests, end sessions
                     break
@@ -232,11 +219,31 @@ def serve(
 
 def add_serve(app: typer.Typer) -> None:
     """Register `serve` as a command of `app`."""
-    app.command("serve", epilog="Example: toolwire serve --prebuilt --port 8000")(serve)
+    app.command("serve", epilog="Example: toolwire serve --prebuilt --port 8000")(
+        typer_command(serve, SERVE_OPTIONS)
+    )
 
 
 def console_serve(argv: list[str]) -> None:
-    """Run `toolwire serve` from `argv` (starting with `serve`) and exit with its code."""
+    """Run `toolwire serve` from `argv` (starting with `serve`) and exit with its code.
+
+    A plain command line calls `serve` without typer (a tenth of a server's start-up was
+    typer's); `--help`, a usage error or anything else `quick_options` leaves goes to typer.
+    """
+    args = command_args(argv)
+    options = quick_options(serve, SERVE_OPTIONS, args[1:]) if args[:1] == ["serve"] else None
+    if options is not None:
+        chosen = options
+        code = run_guarded(lambda: serve(**chosen))
+    else:
+        code = run_guarded(lambda: run_typer(_serve_app(), args))
+    exit_interrupted(code)
+    sys.exit(code)
+
+
+def _serve_app() -> typer.Typer:
+    import typer  # the cli extra
+
     app = typer.Typer(name="toolwire", add_completion=False, pretty_exceptions_enable=False)
 
     @app.callback()
@@ -244,9 +251,7 @@ def console_serve(argv: list[str]) -> None:
         pass
 
     add_serve(app)
-    code = run_command(app, argv)
-    exit_interrupted(code)
-    sys.exit(code)
+    return app
 
 
 def _check_workers(stateless: bool) -> None:

@@ -19,15 +19,17 @@ import typer
 
 from ._cli_agent import CliError, resolve_model
 from ._cli_common import (
+    err,
+    out,
+    run_async,
+)
+from ._cli_options import (
     ApiKeyOption,
     BaseUrlOption,
     McpOption,
     ModelOption,
     PrebuiltOption,
     ToolsOption,
-    err,
-    out,
-    run_async,
 )
 from ._cli_serve import TOKEN_ENV, _serve_token  # pyright: ignore[reportPrivateUsage]
 from ._cli_tools import load_tools, prebuilt_tools

@@ -45,6 +45,7 @@ __all__ = [
     "is_async_callable",
     "no_field_titles",
     "problems_from_validation_error",
+    "takes_context",
     "value_schema",
 ]
 
@@ -185,13 +186,8 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
 
-def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSignature:
-    """Build the argument schema and validator of a typed function.
-
-    Raises:
-        TypeError: a parameter has no type hint, is `*args`/`**kwargs`, or a hint cannot be resolved
-            or turned into a schema.
-    """
+def _signature(fn: Callable[..., Any]) -> tuple[str, inspect.Signature, dict[str, Any]]:
+    """`fn`'s name for messages, its signature and its resolved type hints."""
     name = getattr(fn, "__qualname__", None) or repr(fn)
     try:
         signature = inspect.signature(fn)
@@ -201,7 +197,31 @@ def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSign
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception as exc:
         raise TypeError(f"Cannot resolve the type hints of {name}: {exc}") from exc
+    return name, signature, hints
 
+
+def takes_context(fn: Callable[..., Any], context_type: type) -> bool:
+    """Whether `fn` has a parameter of `context_type`, as `inspect_function` finds it, without
+    building a schema for the others (an MCP server asks this of every tool it serves).
+
+    Raises:
+        TypeError: the signature or the hints cannot be read.
+    """
+    _, signature, hints = _signature(fn)
+    return any(
+        _is_context_type(hints.get(param.name), context_type)
+        for param in signature.parameters.values()
+    )
+
+
+def inspect_function(fn: Callable[..., Any], context_type: type) -> FunctionSignature:
+    """Build the argument schema and validator of a typed function.
+
+    Raises:
+        TypeError: a parameter has no type hint, is `*args`/`**kwargs`, or a hint cannot be resolved
+            or turned into a schema.
+    """
+    name, signature, hints = _signature(fn)
     description, param_docs = _docstring(fn)
     given: list[tuple[str, Any, str | None, Any]] = []  # name, hint, doc, default
     context_param: str | None = None

@@ -37,7 +37,7 @@ import traceback
 import typing
 from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
 
 import anyio
@@ -45,6 +45,7 @@ import anyio.abc
 
 from ._cli_common import CliError
 from ._cli_tools import load_tools, prebuilt_tools
+from ._record import record
 from ._serve_app import app_options, uvicorn_server
 from .errors import ToolwireError
 
@@ -62,7 +63,7 @@ _MAX_MESSAGE = 64 * 1024
 _ENTRY = "from toolwire._serve_workers import worker_main; worker_main()"
 
 
-@dataclass
+@record(slots=False)
 class WorkerPlan:
     """What each worker serves: the tool specs as given to `serve`, and `create_app`'s options.
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from .._record import record
 from ..tools import AuthInfo
 from ._base import is_loopback
 
@@ -61,7 +62,7 @@ class TokenVerifier(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class TokenIntrospection:
     """Validate tokens by RFC 7662 introspection instead of as JWTs.
 
@@ -82,7 +83,7 @@ class TokenIntrospection:
     cache_seconds: float = 30.0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ProtectedResource:
     """How a toolwire MCP server accepts OAuth access tokens (`create_app(..., oauth=...)`).
 

@@ -36,7 +36,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from .._schema import inspect_function
+from .._schema import takes_context
 from .._tool_client import Elicited, LogLevel, Sampled
 from .._validate import SchemaValidator
 from ..errors import SchemaError, ToolError
@@ -434,7 +434,7 @@ def talks(tool: Tool) -> bool:
     """Whether a tool may talk back: it takes a `ToolContext`, or it is a tool toolwire cannot
     see into (one built from `execute=`, or of another class)."""
     function = tool.function if isinstance(tool, FunctionTool) else None
-    return function is None or inspect_function(function, ToolContext).context_param is not None
+    return function is None or takes_context(function, ToolContext)
 
 
 def may_talk(

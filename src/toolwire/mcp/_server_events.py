@@ -19,11 +19,12 @@ from __future__ import annotations
 import secrets
 from collections import OrderedDict
 from contextvars import ContextVar
-from dataclasses import dataclass
 
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 from mcp_types import JSONRPCMessage
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .._record import record
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_EVENTS", "RETRY_MS", "SessionEvents", "SessionScope"]
 
@@ -73,7 +74,7 @@ class SessionScope:
             _SESSION.reset(token)
 
 
-@dataclass(slots=True)
+@record
 class _Event:
     session: str | None
     stream: StreamId

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 import mcp_types
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 
+from .._record import record
 from .._validate import SchemaValidator
 from ..errors import SchemaError
 
 __all__ = ["Elicitation", "ElicitationAnswer", "ElicitationHandler"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Elicitation:
     """What the server asks.
 
@@ -40,7 +40,7 @@ class Elicitation:
     url: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ElicitationAnswer:
     """The person's answer.
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, overload
 
+from .._record import record
 from ..messages import AssistantMessage, FilePart, UserMessage, UserPart
 from ..results import AudioPart, ImagePart, ResourceLinkPart, ResourcePart, TextPart
 from ..tools import ToolContext
@@ -34,7 +35,7 @@ from ._declared import Completer, Declared
 __all__ = ["Prompt", "prompt"]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(frozen=True, eq=False)
 class Prompt:
     """A prompt and the function that fills it. Build it with `prompt()`.
 

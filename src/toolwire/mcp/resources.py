@@ -29,11 +29,12 @@ import typing
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, overload
 
 import pydantic_core
 
+from .._record import record
 from ..results import AudioPart, ImagePart, ResourcePart, TextPart
 from ..tools import ToolContext
 from ._declared import Completer, Declared
@@ -43,7 +44,7 @@ __all__ = ["Resource", "ResourceUpdates", "resource"]
 _VARIABLE = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(frozen=True, eq=False)
 class Resource:
     """A resource (or a family of them, when `uri` is a template) and the function reading it.
 

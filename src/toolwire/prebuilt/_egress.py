@@ -22,12 +22,13 @@ import re
 import socket
 import urllib.parse
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeAlias
 
 import anyio
 import httpx
 
+from .._record import record
 from ..errors import EgressBlocked, EgressTimeout, ToolError
 
 __all__ = [
@@ -227,7 +228,7 @@ async def system_resolver(host: str, port: int) -> list[str]:
     return seen
 
 
-@dataclass(frozen=True)
+@record(frozen=True, slots=False)
 class EgressPolicy:
     """What the egress guard lets through.
 
@@ -438,7 +439,7 @@ class EgressTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class EgressResponse:
     """A response read by `guarded_request`.
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from .._record import record
 from ..errors import ToolError
 from ..tools import FunctionTool, ToolAnnotations, tool
 from ._egress import EgressPolicy
@@ -55,7 +55,7 @@ _SERVICE = "BrasilAPI"
 # --- CPF and CNPJ, computed locally ----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class DocumentCheck:
     """The outcome of a CPF or CNPJ check.
 
