@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import shutil
 import socket
@@ -63,6 +62,7 @@ from typing import Any
 
 import anyio
 
+from _fastmcp import find_fastmcp
 from _raw_mcp import RawClient, connect_args
 
 SERVER_CPU = 0
@@ -151,26 +151,6 @@ def pinned(command: list[str], cpu: int) -> list[str]:
 fastmcp_python: str | None = None
 """The interpreter that serves fastmcp (`--fastmcp-python`, else `$FASTMCP_PYTHON`, else this one
 when fastmcp is installed here); None leaves fastmcp out."""
-
-
-def find_fastmcp(given: str | None) -> tuple[str, str] | None:
-    """The interpreter that has fastmcp and uvicorn, and a line naming the versions it runs; None
-    when there is none. fastmcp lives in its own virtual environment (it may want other versions
-    of `mcp` or `starlette` than toolwire's), so its server runs under that environment's Python:
-    this file imports only the standard library and anyio at its top, which both have."""
-    python = given or os.environ.get("FASTMCP_PYTHON")
-    if not python:
-        if importlib.util.find_spec("fastmcp") is None:
-            return None
-        python = sys.executable
-    script = (
-        "from importlib.metadata import version as v; import anyio, uvicorn; "
-        "print(f\"fastmcp {v('fastmcp')} (mcp {v('mcp')}, starlette {v('starlette')})\")"
-    )
-    done = subprocess.run([python, "-c", script], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{python} cannot serve fastmcp: {done.stderr.strip()[-500:]}")
-    return python, f"{done.stdout.strip()} from {python}"
 
 
 def interpreter(kind: str) -> str:

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import json
 import os
 import socket
@@ -58,6 +57,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
+from _fastmcp import find_fastmcp
 
 ROUNDS = 5
 CONCURRENCY = 16
@@ -117,27 +118,6 @@ SERVERS: dict[str, Callable[[], Any]] = {
 fastmcp_python: str | None = None
 """The Python that runs fastmcp's server and client (`--fastmcp-python`, else `$FASTMCP_PYTHON`,
 else this one when fastmcp is installed here); None leaves fastmcp out."""
-
-
-def find_fastmcp(given: str | None) -> tuple[str, str] | None:
-    """The interpreter that has fastmcp and uvicorn, and a line naming the versions it runs; None
-    when there is none. fastmcp lives in its own virtual environment (it may want other versions
-    of `mcp` or `starlette` than toolwire's), so its server and its client run under that
-    environment's Python: this file imports only the standard library and anyio at its top."""
-    python = given or os.environ.get("FASTMCP_PYTHON")
-    if not python:
-        if importlib.util.find_spec("fastmcp") is None:
-            return None
-        python = sys.executable
-    script = (
-        "from importlib.metadata import version as v; import sys, anyio, uvicorn; "
-        "print(f\"fastmcp {v('fastmcp')} (mcp {v('mcp')}, httpx2 {v('httpx2')}, Python \""
-        'f"{sys.version.split()[0]})")'
-    )
-    done = subprocess.run([python, "-c", script], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{python} cannot run fastmcp: {done.stderr.strip()[-500:]}")
-    return python, f"{done.stdout.strip()} from {python}"
 
 
 def interpreter(kind: str) -> str:
