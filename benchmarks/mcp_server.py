@@ -216,6 +216,35 @@ class Round:
     first_error: str | None
 
 
+class StopClient(Exception):
+    """Raised by a round's call: this client makes no more calls (the others go on)."""
+
+
+async def timed_calls(
+    server: Running, opened: list[Any], call: Callable[[Any, int], Any], calls: int
+) -> tuple[float, float]:
+    """Every client in `opened` warmed up with one call, then all sharing `calls` calls: the
+    wall seconds and the server's CPU seconds they took."""
+    async with anyio.create_task_group() as group:  # warm every connection up
+        for client in opened:
+            group.start_soon(call, client, 0)
+    shared = iter(range(calls))
+
+    async def worker(client: Any) -> None:
+        for i in shared:
+            try:
+                await call(client, i)
+            except StopClient:
+                return
+
+    cpu = process_cpu(server.pid)
+    start = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for client in opened:
+            group.start_soon(worker, client)
+    return time.perf_counter() - start, process_cpu(server.pid) - cpu
+
+
 async def raw_round(server: Running, era: str, clients: int, calls: int) -> Round:
     """`clients` RawClients, connected and warmed first, then sharing `calls` calls."""
     failures: list[str] = []
@@ -230,26 +259,15 @@ async def raw_round(server: Running, era: str, clients: int, calls: int) -> Roun
                 failures.append(f"connect: {exc}")
                 continue
             opened.append(client)
-        shared = iter(range(calls))
 
-        async def worker(client: RawClient) -> None:
-            for i in shared:
-                try:
-                    await client.call(i)
-                except Exception as exc:
-                    failures.append(f"{type(exc).__name__}: {exc}")
-                    return  # the connection's state is unknown now
+        async def call(client: RawClient, i: int) -> None:
+            try:
+                await client.call(i)
+            except Exception as exc:
+                failures.append(f"{type(exc).__name__}: {exc}")
+                raise StopClient from exc  # the connection's state is unknown now
 
-        async with anyio.create_task_group() as group:  # warm every connection up
-            for client in opened:
-                group.start_soon(client.call, 0)
-        cpu = process_cpu(server.pid)
-        start = time.perf_counter()
-        async with anyio.create_task_group() as group:
-            for client in opened:
-                group.start_soon(worker, client)
-        wall = time.perf_counter() - start
-        used = process_cpu(server.pid) - cpu
+        wall, used = await timed_calls(server, opened, call, calls)
     finally:
         for client in opened:
             with anyio.CancelScope(shield=True):
@@ -272,28 +290,17 @@ async def load_round(server: Running, era: str, clients: int, calls: int) -> Rou
                 failures.append(f"connect: {exc}")
                 continue
             opened.append(client)
-        shared = iter(range(calls))
 
-        async def worker(client: Any) -> None:
-            for i in shared:
-                try:
-                    result = await client.call_tool("add", {"a": i, "b": 1})
-                except Exception as exc:
-                    failures.append(f"{type(exc).__name__}: {exc}")
-                    continue
-                if result.is_error or result.text != str(i + 1):
-                    failures.append(result.text)
+        async def call(client: Any, i: int) -> None:
+            try:
+                result = await client.call_tool("add", {"a": i, "b": 1})
+            except Exception as exc:
+                failures.append(f"{type(exc).__name__}: {exc}")
+                return
+            if result.is_error or result.text != str(i + 1):
+                failures.append(result.text)
 
-        async with anyio.create_task_group() as group:  # warm every connection up
-            for client in opened:
-                group.start_soon(client.call_tool, "add", {"a": 1, "b": 1})
-        cpu = process_cpu(server.pid)
-        start = time.perf_counter()
-        async with anyio.create_task_group() as group:
-            for client in opened:
-                group.start_soon(worker, client)
-        wall = time.perf_counter() - start
-        used = process_cpu(server.pid) - cpu
+        wall, used = await timed_calls(server, opened, call, calls)
     return Round(calls / wall, used / calls * 1e6, len(failures), failures[0] if failures else None)
 
 
