@@ -16,19 +16,26 @@ from __future__ import annotations
 import asyncio
 import json
 
-__all__ = ["RawClient", "RawClientError", "connect_args"]
+__all__ = [
+    "CLIENT_INFO",
+    "ENVELOPE",
+    "HANDSHAKE",
+    "MODERN",
+    "RawClient",
+    "RawClientError",
+    "connect_args",
+]
 
 HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
-_CLIENT_INFO = {"name": "bench-raw", "version": "1"}
-_ENVELOPE = json.dumps(
-    {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": _CLIENT_INFO,
-        "io.modelcontextprotocol/clientCapabilities": {},
-    },
-    separators=(",", ":"),
-).encode()
+CLIENT_INFO = {"name": "bench", "version": "1"}
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+"""What a 2026-07-28 request carries in `params._meta` in place of the handshake."""
+_ENVELOPE = json.dumps(ENVELOPE, separators=(",", ":")).encode()
 
 
 class RawClientError(Exception):
@@ -63,7 +70,7 @@ class RawClient:
             "params": {
                 "protocolVersion": HANDSHAKE,
                 "capabilities": {},
-                "clientInfo": _CLIENT_INFO,
+                "clientInfo": CLIENT_INFO,
             },
         }
         status, headers, body = await self._post(json.dumps(init).encode(), b"")

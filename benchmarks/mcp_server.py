@@ -63,7 +63,7 @@ from typing import Any
 import anyio
 
 from _fastmcp import find_fastmcp
-from _raw_mcp import RawClient, connect_args
+from _raw_mcp import CLIENT_INFO, ENVELOPE, HANDSHAKE, MODERN, RawClient, connect_args
 
 SERVER_CPU = 0
 CLIENT_CPU = 1
@@ -424,14 +424,6 @@ async def throughput(
 
 # --- the app alone: CPU per request, no sockets -----------------------------------------------
 
-HANDSHAKE = "2025-11-25"
-MODERN = "2026-07-28"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-
 
 class AppDriver:
     """Requests handed straight to an app's ASGI callable in this process, as uvicorn would hand
@@ -504,7 +496,7 @@ class AppDriver:
                 "params": {
                     "protocolVersion": HANDSHAKE,
                     "capabilities": {},
-                    "clientInfo": {"name": "bench", "version": "1"},
+                    "clientInfo": CLIENT_INFO,
                 },
             },
             [],
